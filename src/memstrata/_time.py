@@ -1,0 +1,22 @@
+"""Timezone-aware time helpers shared by the models and the stores."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+_TEXT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware, in UTC."""
+    return datetime.now(UTC)
+
+
+def to_text(moment: datetime) -> str:
+    """Fixed-width UTC text, so that string order is time order in any database."""
+    return moment.astimezone(UTC).strftime(_TEXT_FORMAT)
+
+
+def from_text(text: str) -> datetime:
+    """Parse text written by :func:`to_text` back to an aware datetime."""
+    return datetime.strptime(text, _TEXT_FORMAT).replace(tzinfo=UTC)

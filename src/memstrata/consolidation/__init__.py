@@ -1,0 +1,1 @@
+"""Consolidation: rules, their `when_filter`, classification into deltas, and cadence."""

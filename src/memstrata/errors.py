@@ -1,0 +1,86 @@
+"""The memstrata exception tree.
+
+Every error memstrata raises on purpose derives from :class:`MemstrataError`, so
+``except MemstrataError`` catches all of them and nothing else::
+
+    MemstrataError
+    ├── ConfigurationError          bad URL, unknown backend, bad option
+    ├── InvalidInputError           a value failed validation at the API boundary
+    │   └── DeltaValidationError    a MemoryDelta is malformed (missing provenance, unknown kind)
+    ├── MemoryScopeError            an empty or inconsistent (user, session, agent) scope
+    ├── ConsolidationRuleError      a malformed rule: cadence, cron, when_filter
+    ├── FactConflictError           `replaces` cannot be resolved to exactly one active fact
+    ├── EpisodeConflictError        an episode id already holds a different episode
+    ├── NotFoundError               a fact, episode or rule id that does not exist
+    └── StoreError                  the database refused or is unusable
+        ├── MigrationNotSupported   a migration other than "add a nullable column"
+        └── SchemaVersionError      the database was written by a newer memstrata
+
+None of them subclasses ``ValueError``: pydantic would otherwise swallow them into its
+own ``ValidationError`` when raised from a validator, and the caller would lose the type.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "ConsolidationRuleError",
+    "DeltaValidationError",
+    "EpisodeConflictError",
+    "FactConflictError",
+    "InvalidInputError",
+    "MemoryScopeError",
+    "MemstrataError",
+    "MigrationNotSupported",
+    "NotFoundError",
+    "SchemaVersionError",
+    "StoreError",
+]
+
+
+class MemstrataError(Exception):
+    """Base class of every error memstrata raises on purpose."""
+
+
+class ConfigurationError(MemstrataError):
+    """The configuration or the database URL cannot be used."""
+
+
+class InvalidInputError(MemstrataError):
+    """A value passed to memstrata failed validation; nothing was written."""
+
+
+class DeltaValidationError(InvalidInputError):
+    """A MemoryDelta is malformed: missing provenance, unknown kind, bad payload."""
+
+
+class MemoryScopeError(MemstrataError):
+    """A (user, session, agent) scope is empty, blank or contradicts the record."""
+
+
+class ConsolidationRuleError(MemstrataError):
+    """A ConsolidationRule has a bad id, cadence, cron expression or when_filter."""
+
+
+class FactConflictError(MemstrataError):
+    """A delta's `replaces` does not resolve to exactly one active fact per entry."""
+
+
+class EpisodeConflictError(MemstrataError):
+    """An episode id is already stored with different content or scope."""
+
+
+class NotFoundError(MemstrataError):
+    """The fact, episode or rule named does not exist."""
+
+
+class StoreError(MemstrataError):
+    """The database refused an operation or is not usable."""
+
+
+class MigrationNotSupported(StoreError):
+    """The migration plan contains an operation other than adding a nullable column."""
+
+
+class SchemaVersionError(StoreError):
+    """The database schema is newer than this version of memstrata understands."""

@@ -1,0 +1,33 @@
+"""Storage backends behind one protocol; `open_store` picks one from a URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memstrata.errors import ConfigurationError
+from memstrata.store.base import FactStore, MemoryStore, Store
+
+__all__ = ["FactStore", "MemoryStore", "Store", "open_store", "sqlite_path"]
+
+
+def sqlite_path(url: str) -> Path | str:
+    """``sqlite:///relative.db``, ``sqlite:////abs/path.db`` or ``sqlite:///:memory:`` to a path."""
+    rest = url.removeprefix("sqlite://")
+    if rest in (":memory:", "/:memory:"):
+        return ":memory:"
+    if not rest.startswith("/") or rest == "/":
+        raise ConfigurationError(f"SQLite URL must look like sqlite:///path/to/file.db, got {url!r}")
+    return Path(rest[1:])
+
+
+async def open_store(url: str, *, track_access: bool = True) -> Store:
+    """Open and bootstrap the store a URL names."""
+    if url.startswith("sqlite://"):
+        from memstrata.store.sqlite import SQLiteMemoryStore
+
+        store = SQLiteMemoryStore(sqlite_path(url), track_access=track_access)
+        await store.bootstrap()
+        return store
+    if url.startswith(("postgresql://", "postgres://")):
+        raise ConfigurationError("the PostgreSQL backend is not part of this release; use a sqlite:/// URL")
+    raise ConfigurationError(f"unsupported memory URL {url!r}: use sqlite:///path/to/file.db")

@@ -1,0 +1,397 @@
+"""SQLite backend: one file, WAL, one writer, every write in a transaction.
+
+All statements go through one aiosqlite connection guarded by an asyncio lock, so a
+transaction is never interleaved with another coroutine's statements; other processes
+are serialised by SQLite's own file lock (``busy_timeout``). A process killed mid-write
+leaves the last committed state: SQLite rolls the open transaction back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from memstrata._time import from_text, to_text, utcnow
+from memstrata.consolidation.classify import classify
+from memstrata.consolidation.filter import parse_filter
+from memstrata.errors import EpisodeConflictError, MemoryScopeError, NotFoundError, SchemaVersionError, StoreError
+from memstrata.models import (
+    ConsolidationRule,
+    ConsolidationRun,
+    DeltaRecord,
+    Episode,
+    Fact,
+    FactFilter,
+    Lineage,
+    MemoryDelta,
+    MigrationPlan,
+    RuleState,
+    StoreHealth,
+)
+from memstrata.scope import episode_key, episode_pattern, key_range
+from memstrata.store import sqlite_facts
+from memstrata.store.filter_sql import FilterCompiler
+from memstrata.store.migrations import check_plan
+from memstrata.store.rows import EPISODE_COLUMNS, dumps, episode_from_row
+
+__all__ = ["SQLiteMemoryStore"]
+
+SCHEMA_VERSION = 1
+_PRAGMAS = (
+    "PRAGMA foreign_keys = ON",
+    "PRAGMA busy_timeout = 10000",
+    "PRAGMA synchronous = NORMAL",
+    # LIKE is case-insensitive by default: 'Alice' would read 'alice''s rows.
+    "PRAGMA case_sensitive_like = ON",
+)
+_EPISODE_INSERT = (
+    "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node,"
+    " metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING"
+)
+
+
+class SQLiteMemoryStore:
+    """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
+
+    def __init__(self, path: Path | str = "memstrata.db", *, track_access: bool = True) -> None:
+        self.path = path if str(path) == ":memory:" else Path(path)
+        self.track_access = track_access
+        self._db: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def bootstrap(self) -> None:
+        """Create or open the database; idempotent."""
+        if self._db is None:
+            if isinstance(self.path, Path):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            with _translated():
+                self._db = await aiosqlite.connect(str(self.path), isolation_level=None)
+            for pragma in _PRAGMAS:
+                await self._db.execute(pragma)
+            await self._db.execute("PRAGMA journal_mode = WAL")
+        async with self._write() as db:
+            for statement in _schema_statements():
+                await db.execute(statement)
+            await self._check_version(db)
+
+    async def _check_version(self, db: aiosqlite.Connection) -> None:
+        cursor = await db.execute("SELECT MAX(version) FROM schema_version WHERE kind = 'base'")
+        row = await cursor.fetchone()
+        current = row[0] if row else None
+        if current is None:
+            await db.execute(
+                "INSERT INTO schema_version (kind, version, description, applied_at) VALUES ('base', ?, ?, ?)",
+                (SCHEMA_VERSION, "base schema", to_text(utcnow())),
+            )
+        elif current > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"database schema version {current} is newer than this memstrata ({SCHEMA_VERSION}); upgrade memstrata"
+            )
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
+        async with self._lock:
+            if self._db is None:
+                raise StoreError("the store is not open: call bootstrap() (Memory.open does) first")
+            with _translated():
+                yield self._db
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
+        async with self._read() as db:
+            await db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                await db.execute("ROLLBACK")
+                raise
+            await db.execute("COMMIT")
+
+    async def health(self) -> StoreHealth:
+        async with self._read() as db:
+            counts = await _scalars(
+                db,
+                "SELECT (SELECT COUNT(*) FROM episodes), (SELECT COUNT(*) FROM facts),"
+                " (SELECT COUNT(*) FROM facts WHERE superseded_at IS NULL),"
+                " (SELECT COUNT(*) FROM delta_log WHERE applied_at IS NULL), (SELECT COUNT(*) FROM rules),"
+                " (SELECT MAX(version) FROM schema_version WHERE kind = 'base')",
+            )
+            journal = await _scalars(db, "PRAGMA journal_mode")
+            check = await _scalars(db, "PRAGMA quick_check")
+        size = self.path.stat().st_size if isinstance(self.path, Path) and self.path.exists() else None
+        return StoreHealth(
+            ok=check[0] == "ok",
+            backend="sqlite",
+            location=str(self.path),
+            schema_version=counts[5],
+            fragment_count=counts[0],
+            fact_count=counts[1],
+            active_fact_count=counts[2],
+            pending_delta_count=counts[3],
+            rule_count=counts[4],
+            journal_mode=str(journal[0]),
+            size_bytes=size,
+        )
+
+    async def migrate(self, plan: MigrationPlan) -> None:
+        """Apply an add-nullable-column plan atomically; re-applying the same plan is a no-op."""
+        async with self._write() as db:
+            cursor = await db.execute("SELECT body FROM schema_version WHERE kind = 'plan' AND version = ?", (plan.version,))
+            row = await cursor.fetchone()
+            latest = await _scalars(db, "SELECT COALESCE(MAX(version), 1) FROM schema_version WHERE kind = 'plan'")
+            statements = check_plan(plan, applied_body=None if row is None else row[0], latest=latest[0])
+            for statement in statements:
+                await db.execute(statement)
+            if statements:
+                await db.execute(
+                    "INSERT INTO schema_version (kind, version, description, body, applied_at) VALUES ('plan', ?, ?, ?, ?)",
+                    (plan.version, plan.description, plan.model_dump_json(), to_text(utcnow())),
+                )
+
+    # -- episodes ----------------------------------------------------------------------------
+
+    async def put(self, episode: Episode, *, user: str, session: str, agent: str) -> None:
+        """Store one episode; putting the identical episode again is a no-op."""
+        await self.put_many([_scoped(episode, user, session, agent)])
+
+    async def put_many(self, episodes: Sequence[Episode]) -> int:
+        """Store episodes that carry their own scope, all or none; returns how many were new."""
+        now = to_text(utcnow())
+        rows = [_episode_row(e, now) for e in episodes]
+        async with self._write() as db:
+            before = db.total_changes
+            await db.executemany(_EPISODE_INSERT, rows)
+            inserted = db.total_changes - before
+            if inserted < len(rows):
+                await _check_duplicates(db, episodes)
+        return inserted
+
+    async def get_episode(self, episode_id: str) -> Episode | None:
+        async with self._read() as db:
+            cursor = await db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode_id,))
+            row = await cursor.fetchone()
+        return None if row is None else episode_from_row(row)
+
+    async def recent(
+        self, user: str, session: str | None = None, agent: str | None = None, *, limit: int = 10
+    ) -> list[Episode]:
+        """Newest first; omitted session/agent widen the read (see `memstrata.scope`)."""
+        if limit < 1:
+            raise MemoryScopeError(f"limit must be >= 1, got {limit}")
+        pattern = episode_pattern(user, session, agent)
+        low, high = key_range(pattern)
+        sql = (
+            f"SELECT {EPISODE_COLUMNS}, seq FROM episodes WHERE scope_key >= ? AND scope_key < ?"
+            " AND scope_key LIKE ? ESCAPE '\\' ORDER BY timestamp DESC, seq DESC LIMIT ?"
+        )
+        async with self._write() if self.track_access else self._read() as db:
+            cursor = await db.execute(sql, (low, high, pattern, limit))
+            rows = list(await cursor.fetchall())
+            if self.track_access and rows:
+                await _touch(db, [row[-1] for row in rows])
+        return [episode_from_row(row) for row in rows]
+
+    # -- consolidation -----------------------------------------------------------------------
+
+    async def consolidate(self, rule: ConsolidationRule, *, max_episodes: int = 50_000) -> list[MemoryDelta]:
+        """Claim the rule's new episodes and return their deltas (also kept, unapplied, in the delta log)."""
+        async with self._write() as db:
+            deltas, _ = await self._claim(db, rule, max_episodes, utcnow())
+        return deltas
+
+    async def consolidate_and_apply(self, rule: ConsolidationRule, *, max_episodes: int = 50_000) -> ConsolidationRun:
+        """Claim, classify and apply in one transaction: the whole batch lands, or none of it."""
+        now = utcnow()
+        async with self._write() as db:
+            deltas, scanned = await self._claim(db, rule, max_episodes, now)
+            records = [await sqlite_facts.apply_delta(db, d, now) for d in deltas]
+            remaining = await _scalars(db, "SELECT checkpoint FROM rules WHERE id = ?", (rule.id,))
+            backlog = await _scalars(db, "SELECT COUNT(*) FROM episodes WHERE seq > ?", (remaining[0],))
+        return ConsolidationRun(rule_id=rule.id, ran_at=now, episodes_scanned=scanned, deltas=records, remaining=backlog[0])
+
+    async def _claim(
+        self, db: aiosqlite.Connection, rule: ConsolidationRule, max_episodes: int, now: datetime
+    ) -> tuple[list[MemoryDelta], int]:
+        await _upsert_rule(db, rule, now)
+        checkpoint = (await _scalars(db, "SELECT checkpoint FROM rules WHERE id = ?", (rule.id,)))[0]
+        end = await _window_end(db, checkpoint, max_episodes)
+        condition, params = FilterCompiler().compile(parse_filter(rule.when_filter))
+        cursor = await db.execute(
+            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE seq > ? AND seq <= ? AND ({condition})"
+            " ORDER BY timestamp, seq",
+            (checkpoint, end, *params),
+        )
+        episodes = [episode_from_row(row) for row in await cursor.fetchall()]
+        deltas = classify(rule, episodes, now)
+        await sqlite_facts.record_emitted(db, deltas, now)
+        scanned = (await _scalars(db, "SELECT COUNT(*) FROM episodes WHERE seq > ? AND seq <= ?", (checkpoint, end)))[0]
+        await db.execute(
+            "UPDATE rules SET checkpoint = ?, last_run_at = ?, runs = runs + 1 WHERE id = ?",
+            (end, to_text(now), rule.id),
+        )
+        return deltas, scanned
+
+    async def save_rule(self, rule: ConsolidationRule) -> RuleState:
+        """Register (or redefine) a rule; its progress is kept across redefinitions."""
+        async with self._write() as db:
+            await _upsert_rule(db, rule, utcnow())
+        return next(s for s in await self.rule_states() if s.rule.id == rule.id)
+
+    async def remove_rule(self, rule_id: str) -> None:
+        async with self._write() as db:
+            cursor = await db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
+            if cursor.rowcount == 0:
+                raise NotFoundError(f"no consolidation rule with id {rule_id!r}")
+
+    async def rule_states(self) -> list[RuleState]:
+        async with self._read() as db:
+            cursor = await db.execute(
+                "SELECT body, registered_at, last_run_at, checkpoint, runs,"
+                " (SELECT COUNT(*) FROM episodes e WHERE e.seq > r.checkpoint) FROM rules r ORDER BY id"
+            )
+            rows = await cursor.fetchall()
+        return [
+            RuleState(
+                rule=ConsolidationRule.model_validate_json(row[0]),
+                registered_at=from_text(row[1]),
+                last_run_at=None if row[2] is None else from_text(row[2]),
+                checkpoint=row[3],
+                runs=row[4],
+                episodes_since=row[5],
+            )
+            for row in rows
+        ]
+
+    # -- facts -------------------------------------------------------------------------------
+
+    async def apply_delta(self, delta: MemoryDelta) -> DeltaRecord:
+        return (await self.apply_deltas([delta]))[0]
+
+    async def apply_deltas(self, deltas: Sequence[MemoryDelta]) -> list[DeltaRecord]:
+        """Apply in order, atomically: if one fails, none is applied."""
+        now = utcnow()
+        async with self._write() as db:
+            return [await sqlite_facts.apply_delta(db, d, now) for d in deltas]
+
+    async def get_fact(self, fact_id: str) -> Fact | None:
+        async with self._read() as db:
+            return await sqlite_facts.get_fact(db, fact_id)
+
+    async def facts(self, query: FactFilter) -> list[Fact]:
+        async with self._read() as db:
+            return await sqlite_facts.query_facts(db, query, utcnow())
+
+    async def history(self, fact_id: str) -> list[Fact]:
+        async with self._read() as db:
+            return await sqlite_facts.history(db, fact_id)
+
+    async def lineage(self, fact_id: str) -> list[Lineage]:
+        async with self._read() as db:
+            return await sqlite_facts.lineage(db, fact_id)
+
+    async def delta_log(self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100) -> list[DeltaRecord]:
+        async with self._read() as db:
+            return await sqlite_facts.delta_log(db, rule_id=rule_id, pending=pending, limit=limit)
+
+
+def _schema_statements() -> list[str]:
+    text = resources.files("memstrata.store").joinpath("schema/sqlite/001_base.sql").read_text()
+    lines = [line.split("--", 1)[0] for line in text.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+class _translated:
+    """Translate driver errors into StoreError at the boundary (httpx's pattern)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
+        if isinstance(error, sqlite3.Error):
+            raise StoreError(f"SQLite: {error}") from error
+
+
+async def _scalars(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...]:
+    cursor = await db.execute(sql, params)
+    row = await cursor.fetchone()
+    assert row is not None
+    return tuple(row)
+
+
+def _scoped(episode: Episode, user: str, session: str, agent: str) -> Episode:
+    given = {"user": user, "session": session, "agent": agent}
+    for name, value in given.items():
+        carried = getattr(episode, name)
+        if carried is not None and carried != value:
+            raise MemoryScopeError(f"episode {episode.id} carries {name}={carried!r} but was put under {value!r}")
+    return episode.model_copy(update=given)
+
+
+def _episode_row(episode: Episode, now: str) -> tuple[Any, ...]:
+    if episode.user is None or episode.session is None or episode.agent is None:
+        raise MemoryScopeError(f"episode {episode.id} needs user, session and agent to be stored")
+    return (
+        episode.id,
+        episode_key(episode.user, episode.session, episode.agent),
+        episode.user,
+        episode.session,
+        episode.agent,
+        episode.content,
+        to_text(episode.timestamp),
+        episode.source_node,
+        dumps(episode.metadata),
+        now,
+    )
+
+
+async def _check_duplicates(db: aiosqlite.Connection, episodes: Sequence[Episode]) -> None:
+    """An id already stored must hold the very same episode; otherwise refuse the batch."""
+    for episode in episodes:
+        cursor = await db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode.id,))
+        row = await cursor.fetchone()
+        if row is None:
+            continue
+        stored = episode_from_row(row)
+        keep = {"id", "content", "timestamp", "source_node", "user", "session", "agent", "metadata"}
+        if stored.model_dump(include=keep) != episode.model_dump(include=keep):
+            raise EpisodeConflictError(f"episode id {episode.id!r} is already stored with different content or scope")
+
+
+async def _touch(db: aiosqlite.Connection, seqs: list[int]) -> None:
+    marks = ", ".join("?" for _ in seqs)
+    await db.execute(
+        f"UPDATE episodes SET access_count = access_count + 1, last_accessed_at = ? WHERE seq IN ({marks})",
+        (to_text(utcnow()), *seqs),
+    )
+
+
+async def _upsert_rule(db: aiosqlite.Connection, rule: ConsolidationRule, now: datetime) -> None:
+    await db.execute(
+        "INSERT INTO rules (id, body, registered_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body",
+        (rule.id, rule.model_dump_json(), to_text(now)),
+    )
+
+
+async def _window_end(db: aiosqlite.Connection, checkpoint: int, max_episodes: int) -> int:
+    cursor = await db.execute(
+        "SELECT seq FROM episodes WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?", (checkpoint, max_episodes - 1)
+    )
+    row = await cursor.fetchone()
+    if row is not None:
+        return int(row[0])
+    return int((await _scalars(db, "SELECT COALESCE(MAX(seq), ?) FROM episodes", (checkpoint,)))[0])
