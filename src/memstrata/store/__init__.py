@@ -6,8 +6,9 @@ from pathlib import Path
 
 from memstrata.errors import ConfigurationError
 from memstrata.store.base import FactStore, MemoryStore, Store
+from memstrata.store.sqlite import SQLiteMemoryStore
 
-__all__ = ["FactStore", "MemoryStore", "Store", "open_store", "sqlite_path"]
+__all__ = ["FactStore", "MemoryStore", "SQLiteMemoryStore", "Store", "open_store", "sqlite_path"]
 
 
 def sqlite_path(url: str) -> Path | str:
@@ -20,12 +21,10 @@ def sqlite_path(url: str) -> Path | str:
     return Path(rest[1:])
 
 
-async def open_store(url: str, *, track_access: bool = True) -> Store:
+async def open_store(url: str) -> Store:
     """Open and bootstrap the store a URL names."""
     if url.startswith("sqlite://"):
-        from memstrata.store.sqlite import SQLiteMemoryStore
-
-        store = SQLiteMemoryStore(sqlite_path(url), track_access=track_access)
+        store = SQLiteMemoryStore(sqlite_path(url))
         await store.bootstrap()
         return store
     if url.startswith(("postgresql://", "postgres://")):

@@ -8,7 +8,7 @@ outside ``memstrata.store`` imports a concrete store.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from memstrata.models import (
     ConsolidationRule,
@@ -24,7 +24,9 @@ from memstrata.models import (
 )
 from memstrata.models.fact import FactFilter
 
-__all__ = ["FactStore", "MemoryStore", "Store"]
+__all__ = ["FactStore", "MemoryStore", "RecentOrder", "Store"]
+
+RecentOrder = Literal["timestamp", "accessed"]
 
 
 @runtime_checkable
@@ -36,7 +38,13 @@ class MemoryStore(Protocol):
     async def migrate(self, plan: MigrationPlan) -> None: ...
     async def put(self, episode: Episode, *, user: str, session: str, agent: str) -> None: ...
     async def recent(
-        self, user: str, session: str | None = None, agent: str | None = None, *, limit: int
+        self,
+        user: str,
+        session: str | None = None,
+        agent: str | None = None,
+        *,
+        limit: int,
+        order: RecentOrder = "timestamp",
     ) -> list[Episode]: ...
     async def consolidate(self, rule: ConsolidationRule) -> list[MemoryDelta]: ...
 
@@ -61,6 +69,7 @@ class Store(MemoryStore, FactStore, Protocol):
     async def close(self) -> None: ...
     async def put_many(self, episodes: Sequence[Episode]) -> int: ...
     async def get_episode(self, episode_id: str) -> Episode | None: ...
+    async def touch_episodes(self, episode_ids: Sequence[str]) -> None: ...
     async def save_rule(self, rule: ConsolidationRule) -> RuleState: ...
     async def remove_rule(self, rule_id: str) -> None: ...
     async def rule_states(self) -> list[RuleState]: ...

@@ -19,6 +19,7 @@ FACT_COLUMNS = (
     " recorded_at, superseded_at, source_episode_ids, rule_id, confidence, promotion_ts, salience, access_count,"
     " last_accessed_at, tags, channels, summary, event_date, event_date_confidence"
 )
+FACT_SELECT = FACT_COLUMNS + ", asserted_valid_to"
 DELTA_COLUMNS = "delta_id, kind, rule_id, body, emitted_at, applied_at, fact_id, closed_fact_ids"
 
 Row = Sequence[Any]
@@ -51,9 +52,17 @@ def episode_from_row(row: Row) -> Episode:
     )
 
 
-def fact_from_row(row: Row) -> Fact:
-    names = [name.strip() for name in FACT_COLUMNS.split(",")]
-    values = dict(zip(names, row, strict=True))
+_FACT_NAMES = [name.strip() for name in FACT_COLUMNS.split(",")]
+
+
+def fact_from_row(row: Row, as_of: str | None = None) -> Fact:
+    """A fact as stored, or, with ``as_of``, as it stood then (closed later = still open then).
+
+    The row carries one extra trailing column, ``asserted_valid_to``, used for the replay.
+    """
+    values = dict(zip(_FACT_NAMES, row[: len(_FACT_NAMES)], strict=True))
+    if as_of is not None and values["superseded_at"] is not None and values["superseded_at"] > as_of:
+        values.update(status="active", superseded_at=None, valid_to=row[len(_FACT_NAMES)])
     for key in ("payload", "source_episode_ids", "tags", "channels"):
         values[key] = orjson.loads(values[key])
     for key in ("valid_from", "valid_to", "recorded_at", "superseded_at", "promotion_ts", "last_accessed_at"):
@@ -71,7 +80,7 @@ def fact_values(fact: Fact, scope_key: str) -> tuple[Any, ...]:
         to_text(fact.recorded_at), opt_time(fact.superseded_at), dumps(fact.source_episode_ids), fact.rule_id,
         fact.confidence, to_text(fact.promotion_ts), fact.salience, fact.access_count,
         opt_time(fact.last_accessed_at), dumps(fact.tags), dumps(fact.channels), fact.summary,
-        opt_time(fact.event_date), fact.event_date_confidence,
+        opt_time(fact.event_date), fact.event_date_confidence, opt_time(fact.valid_to),
     )  # fmt: skip
 
 
@@ -79,7 +88,7 @@ FACT_INSERT = (
     "INSERT INTO facts (id, scope_key, user_id, agent_id, text, subject, predicate, object, payload, memory_type,"
     " status, valid_from, valid_to, recorded_at, superseded_at, source_episode_ids, rule_id, confidence,"
     " promotion_ts, salience, access_count, last_accessed_at, tags, channels, summary, event_date,"
-    " event_date_confidence) VALUES (" + ", ".join(["?"] * 27) + ")"
+    " event_date_confidence, asserted_valid_to) VALUES (" + ", ".join(["?"] * 28) + ")"
 )
 
 

@@ -38,6 +38,7 @@ from memstrata.models import (
 )
 from memstrata.scope import episode_key, episode_pattern, key_range
 from memstrata.store import sqlite_facts
+from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import FilterCompiler
 from memstrata.store.migrations import check_plan
 from memstrata.store.rows import EPISODE_COLUMNS, dumps, episode_from_row
@@ -61,9 +62,8 @@ _EPISODE_INSERT = (
 class SQLiteMemoryStore:
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
-    def __init__(self, path: Path | str = "memstrata.db", *, track_access: bool = True) -> None:
+    def __init__(self, path: Path | str = "memstrata.db") -> None:
         self.path = path if str(path) == ":memory:" else Path(path)
-        self.track_access = track_access
         self._db: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
 
@@ -188,23 +188,42 @@ class SQLiteMemoryStore:
         return None if row is None else episode_from_row(row)
 
     async def recent(
-        self, user: str, session: str | None = None, agent: str | None = None, *, limit: int = 10
+        self,
+        user: str,
+        session: str | None = None,
+        agent: str | None = None,
+        *,
+        limit: int = 10,
+        order: RecentOrder = "timestamp",
     ) -> list[Episode]:
-        """Newest first; omitted session/agent widen the read (see `memstrata.scope`)."""
+        """Newest first; omitted session/agent widen the read (see `memstrata.scope`).
+
+        ``order="accessed"`` sorts by last access (creation if never read) instead.
+        """
         if limit < 1:
             raise MemoryScopeError(f"limit must be >= 1, got {limit}")
         pattern = episode_pattern(user, session, agent)
         low, high = key_range(pattern)
+        sort = "timestamp DESC, seq DESC" if order == "timestamp" else "COALESCE(last_accessed_at, timestamp) DESC"
         sql = (
-            f"SELECT {EPISODE_COLUMNS}, seq FROM episodes WHERE scope_key >= ? AND scope_key < ?"
-            " AND scope_key LIKE ? ESCAPE '\\' ORDER BY timestamp DESC, seq DESC LIMIT ?"
+            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key >= ? AND scope_key < ?"
+            f" AND scope_key LIKE ? ESCAPE '\\' ORDER BY {sort} LIMIT ?"
         )
-        async with self._write() if self.track_access else self._read() as db:
+        async with self._read() as db:
             cursor = await db.execute(sql, (low, high, pattern, limit))
-            rows = list(await cursor.fetchall())
-            if self.track_access and rows:
-                await _touch(db, [row[-1] for row in rows])
+            rows = await cursor.fetchall()
         return [episode_from_row(row) for row in rows]
+
+    async def touch_episodes(self, episode_ids: Sequence[str]) -> None:
+        """Count one access to each episode, now."""
+        if not episode_ids:
+            return
+        marks = ", ".join("?" for _ in episode_ids)
+        async with self._write() as db:
+            await db.execute(
+                f"UPDATE episodes SET access_count = access_count + 1, last_accessed_at = ? WHERE id IN ({marks})",
+                (to_text(utcnow()), *episode_ids),
+            )
 
     # -- consolidation -----------------------------------------------------------------------
 
@@ -370,14 +389,6 @@ async def _check_duplicates(db: aiosqlite.Connection, episodes: Sequence[Episode
         keep = {"id", "content", "timestamp", "source_node", "user", "session", "agent", "metadata"}
         if stored.model_dump(include=keep) != episode.model_dump(include=keep):
             raise EpisodeConflictError(f"episode id {episode.id!r} is already stored with different content or scope")
-
-
-async def _touch(db: aiosqlite.Connection, seqs: list[int]) -> None:
-    marks = ", ".join("?" for _ in seqs)
-    await db.execute(
-        f"UPDATE episodes SET access_count = access_count + 1, last_accessed_at = ? WHERE seq IN ({marks})",
-        (to_text(utcnow()), *seqs),
-    )
 
 
 async def _upsert_rule(db: aiosqlite.Connection, rule: ConsolidationRule, now: datetime) -> None:

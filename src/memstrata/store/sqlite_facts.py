@@ -31,6 +31,7 @@ from memstrata.store.rows import (
     DELTA_COLUMNS,
     FACT_COLUMNS,
     FACT_INSERT,
+    FACT_SELECT,
     delta_record_from_row,
     dumps,
     fact_from_row,
@@ -242,9 +243,10 @@ async def query_facts(db: aiosqlite.Connection, query: FactFilter, now: datetime
     if query.channel is not None:
         where.append("EXISTS (SELECT 1 FROM json_each(channels) WHERE value = ?)")
         params.append(query.channel)
-    sql = f"SELECT {FACT_COLUMNS} FROM facts WHERE {' AND '.join(where)} ORDER BY recorded_at DESC, seq DESC LIMIT ?"
+    sql = f"SELECT {FACT_SELECT} FROM facts WHERE {' AND '.join(where)} ORDER BY recorded_at DESC, seq DESC LIMIT ?"
     cursor = await db.execute(sql, (*params, query.limit))
-    return [fact_from_row(row) for row in await cursor.fetchall()]
+    replay = as_of if query.as_of is not None else None
+    return [fact_from_row(row, replay) for row in await cursor.fetchall()]
 
 
 async def history(db: aiosqlite.Connection, fact_id: str) -> list[Fact]:

@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS facts (
     status                TEXT    NOT NULL CHECK (status IN ('active', 'pending', 'superseded', 'forgotten')),
     valid_from            TEXT    NOT NULL,
     valid_to              TEXT,
+    asserted_valid_to     TEXT,                  -- valid_to as written; valid_to may be closed later
     recorded_at           TEXT    NOT NULL,
     superseded_at         TEXT,
     source_episode_ids    TEXT    NOT NULL,
