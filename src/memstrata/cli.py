@@ -199,7 +199,9 @@ def facts(
     table = Table("id", "text", "valid from", "valid to", "status", "episodes", "rule")
     for f in found:
         valid_to = f"{f.valid_to:%Y-%m-%d}" if f.valid_to else "-"
-        table.add_row(f.id[:8], f.text, f"{f.valid_from:%Y-%m-%d}", valid_to, f.status, ", ".join(f.source_episode_ids), f.rule_id)
+        table.add_row(
+            f.id[:8], f.text, f"{f.valid_from:%Y-%m-%d}", valid_to, f.status, ", ".join(f.source_episode_ids), f.rule_id
+        )
     console.print(table)
 
 
@@ -274,7 +276,14 @@ def rules_list(db: DbOption = None) -> None:
     for s in states:
         nxt = s.next_run_at()
         last = f"{s.last_run_at:%Y-%m-%d %H:%M}" if s.last_run_at else "-"
-        table.add_row(s.rule.id, str(s.rule.cadence), s.rule.when_filter or "(all)", last, f"{nxt:%Y-%m-%d %H:%M}" if nxt else "-", str(s.episodes_since))
+        table.add_row(
+            s.rule.id,
+            str(s.rule.cadence),
+            s.rule.when_filter or "(all)",
+            last,
+            f"{nxt:%Y-%m-%d %H:%M}" if nxt else "-",
+            str(s.episodes_since),
+        )
     console.print(table)
 
 

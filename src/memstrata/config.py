@@ -39,7 +39,10 @@ class MemoryConfig(Model):
         values: dict[str, object] = {}
         if "MEMSTRATA_URL" in env:
             values["url"] = env["MEMSTRATA_URL"]
-        for name, key in (("track_access", "MEMSTRATA_TRACK_ACCESS"), ("consolidate_on_put", "MEMSTRATA_CONSOLIDATE_ON_PUT")):
+        for name, key in (
+            ("track_access", "MEMSTRATA_TRACK_ACCESS"),
+            ("consolidate_on_put", "MEMSTRATA_CONSOLIDATE_ON_PUT"),
+        ):
             if key in env:
                 values[name] = _flag(key, env[key])
         values.update({k: v for k, v in overrides.items() if v is not None})

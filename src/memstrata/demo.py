@@ -17,39 +17,65 @@ USER, AGENT = "sam", "assistant"
 _T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
-
 def _spo(predicate: str, obj: str, memory_type: str = "fact") -> dict[str, Any]:
     return {"subject": "Sam", "predicate": predicate, "object": obj, "memory_type": memory_type}
 
 
 # session -> (start time, [(what Sam said, episode metadata)])
 SESSIONS: dict[str, tuple[datetime, list[tuple[str, dict[str, Any]]]]] = {
-    "2026-03-02": (_T0, [
-        ("Hi! I'm Sam. I just settled in Lisbon, near the river.", _spo("lives in", "Lisbon")),
-        ("I work as a product designer at Acme.", _spo("works at", "Acme")),
-        ("I'm vegetarian, so please keep restaurant ideas meat-free.", _spo("diet", "vegetarian", "preference")),
-        ("Thanks, that's all for now!", {"intent": "noop"}),
-    ]),
-    "2026-05-18": (_T0 + timedelta(days=77), [
-        # The assistant knows the old address, so it marks the episode as an update of it.
-        ("Big news: I moved to Porto last week.", {**_spo("lives in", "Porto"), "intent": "update", "replaces": ["2026-03-02-0"]}),
-        ("I always prefer a window seat on trains.", _spo("seat preference", "window", "preference")),
-        # Same (subject, predicate) again in this batch: consolidation turns it into an update.
-        ("Well, technically it's Vila Nova de Gaia, just across the river from Porto.", _spo("lives in", "Vila Nova de Gaia")),
-        ("Haha, the weather is lovely today.", {"intent": "noop"}),
-    ]),
-    "2026-07-06": (_T0 + timedelta(days=126), [
-        ("I started a new job at Figma as a senior designer.", {**_spo("works at", "Figma"), "intent": "update", "replaces": ["2026-03-02-1"]}),
-        ("I eat fish again now, so pescatarian places are fine.", {**_spo("diet", "pescatarian", "preference"), "intent": "update", "replaces": ["2026-03-02-2"]}),
-        ("Please forget my seat preference, I fly now.", {"intent": "delete", "replaces": ["2026-05-18-1"]}),
-    ]),
+    "2026-03-02": (
+        _T0,
+        [
+            ("Hi! I'm Sam. I just settled in Lisbon, near the river.", _spo("lives in", "Lisbon")),
+            ("I work as a product designer at Acme.", _spo("works at", "Acme")),
+            ("I'm vegetarian, so please keep restaurant ideas meat-free.", _spo("diet", "vegetarian", "preference")),
+            ("Thanks, that's all for now!", {"intent": "noop"}),
+        ],
+    ),
+    "2026-05-18": (
+        _T0 + timedelta(days=77),
+        [
+            # The assistant knows the old address, so it marks the episode as an update of it.
+            (
+                "Big news: I moved to Porto last week.",
+                {**_spo("lives in", "Porto"), "intent": "update", "replaces": ["2026-03-02-0"]},
+            ),
+            ("I always prefer a window seat on trains.", _spo("seat preference", "window", "preference")),
+            # Same (subject, predicate) again in this batch: consolidation turns it into an update.
+            (
+                "Well, technically it's Vila Nova de Gaia, just across the river from Porto.",
+                _spo("lives in", "Vila Nova de Gaia"),
+            ),
+            ("Haha, the weather is lovely today.", {"intent": "noop"}),
+        ],
+    ),
+    "2026-07-06": (
+        _T0 + timedelta(days=126),
+        [
+            (
+                "I started a new job at Figma as a senior designer.",
+                {**_spo("works at", "Figma"), "intent": "update", "replaces": ["2026-03-02-1"]},
+            ),
+            (
+                "I eat fish again now, so pescatarian places are fine.",
+                {**_spo("diet", "pescatarian", "preference"), "intent": "update", "replaces": ["2026-03-02-2"]},
+            ),
+            ("Please forget my seat preference, I fly now.", {"intent": "delete", "replaces": ["2026-05-18-1"]}),
+        ],
+    ),
 }
 
 
 def episodes_for(session: str) -> list[Episode]:
     start, turns = SESSIONS[session]
     return [
-        Episode(id=f"{session}-{i}", content=text, timestamp=start + timedelta(minutes=2 * i), source_node="chat", metadata=meta)
+        Episode(
+            id=f"{session}-{i}",
+            content=text,
+            timestamp=start + timedelta(minutes=2 * i),
+            source_node="chat",
+            metadata=meta,
+        )
         for i, (text, meta) in enumerate(turns)
     ]
 
@@ -70,7 +96,9 @@ def run_demo(url: str, console: Console | None = None) -> None:
     out = console or Console()
     with SyncMemory.open(url) as mem:
         out.rule(f"[bold]memstrata demo[/] — {url}")
-        mem.add_rule(ConsolidationRule(id="nightly", cadence={"cron": "0 3 * * *"}, when_filter="metadata.intent != 'noop'"))
+        mem.add_rule(
+            ConsolidationRule(id="nightly", cadence={"cron": "0 3 * * *"}, when_filter="metadata.intent != 'noop'")
+        )
         checkpoints: list[tuple[str, datetime]] = []
         for session in SESSIONS:
             stored = mem.episodic.put_many(episodes_for(session), user=USER, session=session, agent=AGENT)
@@ -88,11 +116,24 @@ def run_demo(url: str, console: Console | None = None) -> None:
         home = mem.semantic.facts(USER, AGENT, predicate="lives in")[0]
         out.print(_facts_table("history of 'lives in': superseded, never overwritten", mem.semantic.history(home.id)))
         first_session, after_first = checkpoints[0]
-        out.print(_facts_table(f"as_of = just after session {first_session} (system time)", mem.semantic.facts(USER, AGENT, as_of=after_first)))
+        out.print(
+            _facts_table(
+                f"as_of = just after session {first_session} (system time)",
+                mem.semantic.facts(USER, AGENT, as_of=after_first),
+            )
+        )
         april = datetime(2026, 4, 15, tzinfo=UTC)
-        out.print(_facts_table("valid_at = 2026-04-15 (world time): where did Sam live and work in April?", mem.semantic.facts(USER, AGENT, valid_at=april)))
+        out.print(
+            _facts_table(
+                "valid_at = 2026-04-15 (world time): where did Sam live and work in April?",
+                mem.semantic.facts(USER, AGENT, valid_at=april),
+            )
+        )
         audit = mem.semantic.deltas(limit=1000)
         counts = {kind: sum(1 for r in audit if r.kind == kind) for kind in ("add", "update", "delete", "noop")}
         out.print(f"audit log: {len(audit)} deltas applied — {counts}")
         health = mem.health()
-        out.print(f"health: {health.fragment_count} episodes, {health.fact_count} facts ({health.active_fact_count} active), schema v{health.schema_version}, journal={health.journal_mode}")
+        out.print(
+            f"health: {health.fragment_count} episodes, {health.fact_count} facts"
+            f" ({health.active_fact_count} active), schema v{health.schema_version}, journal={health.journal_mode}"
+        )

@@ -50,7 +50,9 @@ class Memory:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.close()
 
     async def health(self) -> StoreHealth:

@@ -48,7 +48,7 @@ Relevance = Callable[[Episode, SalienceContext], float]
 
 
 def importance_of(memory: Episode) -> float:
-    """``metadata.importance`` in [0, 1]; Park's 1–10 scale is divided by 10; absent is 0."""
+    """``metadata.importance`` in [0, 1]; Park's 1-10 scale is divided by 10; absent is 0."""
     raw = memory.metadata.get("importance")
     if isinstance(raw, bool) or not isinstance(raw, int | float) or math.isnan(raw):
         return 0.0

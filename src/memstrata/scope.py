@@ -122,4 +122,6 @@ class Scope(BaseModel):
         return fact_pattern(self.user, self.agent)
 
     def __str__(self) -> str:
-        return "/".join(f"{k}={v}" for k, v in (("user", self.user), ("agent", self.agent), ("session", self.session)) if v)
+        return "/".join(
+            f"{k}={v}" for k, v in (("user", self.user), ("agent", self.agent), ("session", self.session)) if v
+        )

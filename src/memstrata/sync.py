@@ -59,18 +59,27 @@ class SyncEpisodicTier:
     def __init__(self, tier: EpisodicTier, loop: _Loop) -> None:
         self._tier, self._run = tier, loop.run
 
-    def put(self, episode: Episode, *, user: str | None = None, session: str | None = None, agent: str | None = None) -> Episode:
+    def put(
+        self, episode: Episode, *, user: str | None = None, session: str | None = None, agent: str | None = None
+    ) -> Episode:
         return self._run(self._tier.put(episode, user=user, session=session, agent=agent))
 
     def put_many(
-        self, episodes: Iterable[Episode], *, user: str | None = None, session: str | None = None, agent: str | None = None
+        self,
+        episodes: Iterable[Episode],
+        *,
+        user: str | None = None,
+        session: str | None = None,
+        agent: str | None = None,
     ) -> int:
         return self._run(self._tier.put_many(episodes, user=user, session=session, agent=agent))
 
     def get(self, episode_id: str) -> Episode:
         return self._run(self._tier.get(episode_id))
 
-    def recent(self, user: str | Scope, session: str | None = None, agent: str | None = None, *, limit: int = 10) -> list[Episode]:
+    def recent(
+        self, user: str | Scope, session: str | None = None, agent: str | None = None, *, limit: int = 10
+    ) -> list[Episode]:
         return self._run(self._tier.recent(user, session, agent, limit=limit))
 
     def salient(

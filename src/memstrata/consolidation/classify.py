@@ -40,7 +40,9 @@ def classify(rule: ConsolidationRule, episodes: Iterable[Episode], now: datetime
     return deltas
 
 
-def _classify_one(rule: ConsolidationRule, episode: Episode, now: datetime, latest: dict[_TopicKey, str]) -> MemoryDelta:
+def _classify_one(
+    rule: ConsolidationRule, episode: Episode, now: datetime, latest: dict[_TopicKey, str]
+) -> MemoryDelta:
     meta = episode.metadata
     provenance: dict[str, Any] = {
         "source_episode_ids": [episode.id],

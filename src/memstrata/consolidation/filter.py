@@ -17,7 +17,6 @@ from typing import TypeAlias
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
-from sqlglot.tokens import TokenType
 
 from memstrata.errors import ConsolidationRuleError
 
@@ -107,7 +106,14 @@ class BoolOp:
 
 FilterExpr: TypeAlias = Compare | InList | Like | IsNull | Not | BoolOp
 
-_COMPARE = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+_COMPARE: dict[type[exp.Expr], str] = {
+    exp.EQ: "=",
+    exp.NEQ: "!=",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+}
 
 
 def parse_filter(text: str) -> FilterExpr | None:
@@ -132,17 +138,17 @@ def _check_tokens(text: str) -> None:
     except SqlglotError as error:
         raise ConsolidationRuleError(f"when_filter cannot be parsed: {error}") from None
     for token in tokens:
-        if token.token_type == TokenType.SEMICOLON:
+        if token.token_type.name == "SEMICOLON":
             raise ConsolidationRuleError("when_filter must not contain ';' (one expression only)")
         if token.comments:
             raise ConsolidationRuleError("when_filter must not contain comments")
 
 
-def _refuse(node: exp.Expression, what: str) -> ConsolidationRuleError:
+def _refuse(node: exp.Expr, what: str) -> ConsolidationRuleError:
     return ConsolidationRuleError(f"when_filter: {what} is not allowed: {node.sql(dialect='sqlite')!r}")
 
 
-def _condition(node: exp.Expression) -> FilterExpr:
+def _condition(node: exp.Expr) -> FilterExpr:
     if isinstance(node, exp.Paren):
         return _condition(node.this)
     if isinstance(node, exp.And | exp.Or):
@@ -156,7 +162,7 @@ def _condition(node: exp.Expression) -> FilterExpr:
     return _predicate(node)
 
 
-def _predicate(node: exp.Expression) -> FilterExpr:
+def _predicate(node: exp.Expr) -> FilterExpr:
     if isinstance(node, exp.In):
         if node.args.get("query") or node.args.get("unnest") or node.args.get("field"):
             raise _refuse(node, "IN over a subquery")
@@ -174,7 +180,7 @@ def _predicate(node: exp.Expression) -> FilterExpr:
     raise _refuse(node, _describe(node))
 
 
-def _operand(node: exp.Expression) -> Operand:
+def _operand(node: exp.Expr) -> Operand:
     if isinstance(node, exp.Paren):
         return _operand(node.this)
     if isinstance(node, exp.Column):
@@ -197,7 +203,7 @@ def _column(node: exp.Column) -> Field | Meta:
     )
 
 
-def _literal(node: exp.Expression) -> Value:
+def _literal(node: exp.Expr) -> Value:
     if isinstance(node, exp.Literal):
         if node.is_string:
             return Value(node.this)
@@ -223,7 +229,7 @@ def _number(node: exp.Literal) -> int | float:
             raise _refuse(node, "a malformed number") from None
 
 
-def _describe(node: exp.Expression) -> str:
+def _describe(node: exp.Expr) -> str:
     if isinstance(node, exp.Subquery | exp.Select | exp.Query):
         return "a subquery"
     if isinstance(node, exp.Anonymous):

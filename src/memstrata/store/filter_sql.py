@@ -7,6 +7,9 @@ as a user reading the filter expects. Backends override the dialect hooks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from memstrata.consolidation.filter import BoolOp, Compare, Field, FilterExpr, InList, IsNull, Like, Meta, Not, Value
 
 __all__ = ["FilterCompiler"]
@@ -18,7 +21,7 @@ class FilterCompiler:
     """SQLite dialect; subclass and override the hooks for another database."""
 
     placeholder = "?"
-    columns: dict[str, str] = {
+    columns: ClassVar[Mapping[str, str]] = {
         "id": "id",
         "content": "content",
         "timestamp": "timestamp",

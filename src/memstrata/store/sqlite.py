@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -70,19 +70,23 @@ class SQLiteMemoryStore:
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def bootstrap(self) -> None:
-        """Create or open the database; idempotent."""
+        """Create or open the database; idempotent. On failure the connection is closed again."""
         if self._db is None:
             if isinstance(self.path, Path):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             with _translated():
                 self._db = await aiosqlite.connect(str(self.path), isolation_level=None)
+        try:
             for pragma in _PRAGMAS:
                 await self._db.execute(pragma)
             await self._db.execute("PRAGMA journal_mode = WAL")
-        async with self._write() as db:
-            for statement in _schema_statements():
-                await db.execute(statement)
-            await self._check_version(db)
+            async with self._write() as db:
+                for statement in _schema_statements():
+                    await db.execute(statement)
+                await self._check_version(db)
+        except BaseException:
+            await self.close()
+            raise
 
     async def _check_version(self, db: aiosqlite.Connection) -> None:
         cursor = await db.execute("SELECT MAX(version) FROM schema_version WHERE kind = 'base'")
@@ -151,7 +155,9 @@ class SQLiteMemoryStore:
     async def migrate(self, plan: MigrationPlan) -> None:
         """Apply an add-nullable-column plan atomically; re-applying the same plan is a no-op."""
         async with self._write() as db:
-            cursor = await db.execute("SELECT body FROM schema_version WHERE kind = 'plan' AND version = ?", (plan.version,))
+            cursor = await db.execute(
+                "SELECT body FROM schema_version WHERE kind = 'plan' AND version = ?", (plan.version,)
+            )
             row = await cursor.fetchone()
             latest = await _scalars(db, "SELECT COALESCE(MAX(version), 1) FROM schema_version WHERE kind = 'plan'")
             statements = check_plan(plan, applied_body=None if row is None else row[0], latest=latest[0])
@@ -159,7 +165,8 @@ class SQLiteMemoryStore:
                 await db.execute(statement)
             if statements:
                 await db.execute(
-                    "INSERT INTO schema_version (kind, version, description, body, applied_at) VALUES ('plan', ?, ?, ?, ?)",
+                    "INSERT INTO schema_version (kind, version, description, body, applied_at)"
+                    " VALUES ('plan', ?, ?, ?, ?)",
                     (plan.version, plan.description, plan.model_dump_json(), to_text(utcnow())),
                 )
 
@@ -241,7 +248,9 @@ class SQLiteMemoryStore:
             records = [await sqlite_facts.apply_delta(db, d, now) for d in deltas]
             remaining = await _scalars(db, "SELECT checkpoint FROM rules WHERE id = ?", (rule.id,))
             backlog = await _scalars(db, "SELECT COUNT(*) FROM episodes WHERE seq > ?", (remaining[0],))
-        return ConsolidationRun(rule_id=rule.id, ran_at=now, episodes_scanned=scanned, deltas=records, remaining=backlog[0])
+        return ConsolidationRun(
+            rule_id=rule.id, ran_at=now, episodes_scanned=scanned, deltas=records, remaining=backlog[0]
+        )
 
     async def _claim(
         self, db: aiosqlite.Connection, rule: ConsolidationRule, max_episodes: int, now: datetime
@@ -323,7 +332,9 @@ class SQLiteMemoryStore:
         async with self._read() as db:
             return await sqlite_facts.lineage(db, fact_id)
 
-    async def delta_log(self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100) -> list[DeltaRecord]:
+    async def delta_log(
+        self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100
+    ) -> list[DeltaRecord]:
         async with self._read() as db:
             return await sqlite_facts.delta_log(db, rule_id=rule_id, pending=pending, limit=limit)
 
@@ -334,15 +345,13 @@ def _schema_statements() -> list[str]:
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
 
 
-class _translated:
+@contextmanager
+def _translated() -> Iterator[None]:
     """Translate driver errors into StoreError at the boundary (httpx's pattern)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
-        if isinstance(error, sqlite3.Error):
-            raise StoreError(f"SQLite: {error}") from error
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise StoreError(f"SQLite: {error}") from error
 
 
 async def _scalars(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...]:
@@ -393,7 +402,8 @@ async def _check_duplicates(db: aiosqlite.Connection, episodes: Sequence[Episode
 
 async def _upsert_rule(db: aiosqlite.Connection, rule: ConsolidationRule, now: datetime) -> None:
     await db.execute(
-        "INSERT INTO rules (id, body, registered_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body",
+        "INSERT INTO rules (id, body, registered_at) VALUES (?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET body = excluded.body",
         (rule.id, rule.model_dump_json(), to_text(now)),
     )
 

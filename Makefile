@@ -1,0 +1,36 @@
+# memstrata — `make demo` and `make test` set everything up on a fresh machine.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-dev
+
+.PHONY: install demo test lint format bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/memstrata demo --db build/demo.db --fresh
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/mypy
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix src tests bench
+	$(VENV)/bin/ruff format src tests bench
+
+bench: $(STAMP)
+	$(PY) bench/ingest.py
+
+clean:
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache .hypothesis

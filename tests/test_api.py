@@ -1,0 +1,85 @@
+"""The public surface: pinned exports, sync/async parity, and the architecture rules."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import memstrata
+from memstrata import Memory, SyncMemory
+from memstrata.cli import app, rules_app
+from memstrata.sync import SyncEpisodicTier, SyncSemanticTier
+from memstrata.tiers import EpisodicTier, SemanticTier
+
+PACKAGE = Path(memstrata.__file__).parent
+ROOT = PACKAGE.parent.parent
+
+EXPORTS = {
+    "AddDelta", "ConfigurationError", "ConsolidationRule", "ConsolidationRuleError", "ConsolidationRun",
+    "DeleteDelta", "DeltaRecord", "DeltaValidationError", "Episode", "EpisodeConflictError", "Fact",
+    "FactConflictError", "FactFilter", "FactPayload", "FactStore", "InvalidInputError", "Lineage", "Memory",
+    "MemoryConfig", "MemoryDelta", "MemoryScopeError", "MemoryStore", "MemstrataError", "MigrationNotSupported",
+    "MigrationOp", "MigrationPlan", "NoopDelta", "NotFoundError", "RuleBasedScorer", "RuleState",
+    "SalienceContext", "SalienceScorer", "SalientEpisode", "SchemaVersionError", "Scope", "SQLiteMemoryStore",
+    "Store", "StoreError", "StoreHealth", "SyncMemory", "UpdateDelta", "parse_delta",
+}  # fmt: skip
+
+
+def test_public_api_is_pinned() -> None:
+    assert set(memstrata.__all__) == EXPORTS
+    assert all(hasattr(memstrata, name) for name in memstrata.__all__)
+
+
+def public_methods(cls: type) -> dict[str, list[str]]:
+    methods = {}
+    for name, member in inspect.getmembers(cls):
+        if name.startswith("_") or not callable(member):
+            continue
+        params = [p for p in inspect.signature(member).parameters if p not in ("self", "cls")]
+        methods[name] = params
+    return methods
+
+
+def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
+    for async_cls, sync_cls in (
+        (Memory, SyncMemory),
+        (EpisodicTier, SyncEpisodicTier),
+        (SemanticTier, SyncSemanticTier),
+    ):
+        assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
+
+
+def imports_of(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_nothing_outside_store_imports_a_concrete_store() -> None:
+    concrete = ("memstrata.store.sqlite", "memstrata.store.SQLiteMemoryStore", "aiosqlite", "sqlite3")
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE)
+        if relative.parts[0] == "store" or relative == Path("__init__.py"):
+            continue  # the package root re-exports SQLiteMemoryStore for users
+        bad = {name for name in imports_of(path) if name.startswith(concrete)}
+        assert not bad, f"{relative} imports {bad}"
+
+
+def test_only_config_reads_the_environment() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "config.py":
+            assert "os.environ" not in path.read_text() and "getenv" not in path.read_text(), path
+
+
+def test_every_cli_command_is_documented_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    names = [c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands]
+    names += [f"rules {c.name}" for c in rules_app.registered_commands]
+    missing = [name for name in names if f"memstrata {name}" not in readme]
+    assert not missing, f"undocumented CLI commands: {missing}"

@@ -1,0 +1,111 @@
+"""The command line over a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memstrata.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> list[str]:
+    return ["--db", f"sqlite:///{tmp_path / 'cli.db'}"]
+
+
+def invoke(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_record_recent_consolidate_facts_health(db: list[str]) -> None:
+    invoke(
+        "record",
+        "I live in Paris",
+        "-u",
+        "alice",
+        "-s",
+        "S1",
+        "-a",
+        "rag",
+        "--id",
+        "e1",
+        "--meta",
+        "subject=alice",
+        "--meta",
+        "predicate=lives in",
+        *db,
+    )
+    invoke(
+        "record",
+        "I moved to Rome",
+        "-u",
+        "alice",
+        "-s",
+        "S2",
+        "-a",
+        "rag",
+        "--id",
+        "e2",
+        "--meta",
+        "subject=alice",
+        "--meta",
+        "predicate=lives in",
+        "--timestamp",
+        "2030-01-01T00:00:00Z",
+        *db,
+    )
+    invoke("record", "thanks", "-u", "alice", "-s", "S2", "-a", "rag", "--meta", "intent=noop", *db)
+    lines = invoke("recent", "-u", "alice", "--json", *db).strip().splitlines()
+    assert [json.loads(line)["id"] for line in lines][:1] == ["e2"] and len(lines) == 3
+    invoke("rules", "add", "nightly", "--filter", "metadata.intent != 'noop'", *db)
+    assert "nightly" in invoke("rules", "list", *db)
+    out = invoke("consolidate", "nightly", *db)
+    assert "'add': 1" in out and "'update': 1" in out
+    facts = [json.loads(line) for line in invoke("facts", "-u", "alice", "--json", *db).strip().splitlines()]
+    assert [f["text"] for f in facts] == ["I moved to Rome"]
+    chain = invoke("history", facts[0]["id"], *db).strip().splitlines()
+    assert [json.loads(line)["status"] for line in chain] == ["superseded", "active"]
+    assert len(invoke("deltas", *db).strip().splitlines()) == 2
+    health = json.loads(invoke("health", "--json", *db))
+    assert (health["fragment_count"], health["fact_count"], health["rule_count"]) == (3, 2, 1)
+    assert "no rule is due" in invoke("consolidate", *db)
+    invoke("rules", "remove", "nightly", *db)
+
+
+def test_errors_are_reported_not_raised(db: list[str]) -> None:
+    result = runner.invoke(app, ["rules", "add", "bad", "--cron", "not a cron", *db])
+    assert result.exit_code == 2 and "ConsolidationRuleError" in result.output
+    result = runner.invoke(app, ["rules", "add", "evil", "--filter", "1=1; DROP TABLE episodes", *db])
+    assert result.exit_code == 2 and "';'" in result.output
+    result = runner.invoke(app, ["record", "x", "-u", "a", "-s", "s", "-a", "g", "--timestamp", "2024-01-01", *db])
+    assert result.exit_code != 0 and "timezone" in result.output
+    result = runner.invoke(app, ["record", "x", "-u", " ", "-s", "s", "-a", "g", *db])
+    assert result.exit_code == 2 and "MemoryScopeError" in result.output
+    result = runner.invoke(app, ["consolidate", "nope", *db])
+    assert result.exit_code == 2 and "NotFoundError" in result.output
+
+
+def test_migrate_from_a_plan_file(db: list[str], tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 2, "ops": [{"op": "add_column", "table": "facts", "column": "note"}]}))
+    invoke("migrate", str(plan), *db)
+    plan.write_text(json.dumps({"version": 3, "ops": [{"op": "drop_column", "table": "facts", "column": "text"}]}))
+    result = runner.invoke(app, ["migrate", str(plan), *db])
+    assert result.exit_code == 2 and "MigrationNotSupported" in result.output
+
+
+def test_demo_runs_on_a_real_file(tmp_path: Path) -> None:
+    path = tmp_path / "demo.db"
+    out = invoke("demo", "--db", str(path))
+    assert "superseded" in out and "Vila Nova de Gaia" in out and "Lisbon" in out
+    assert path.exists()
+    refused = runner.invoke(app, ["demo", "--db", str(path)])
+    assert refused.exit_code == 2 and "--fresh" in refused.output
+    invoke("demo", "--db", str(path), "--fresh")

@@ -1,0 +1,186 @@
+"""The SQLite store's lifecycle: bootstrap, health, migrate, schema versions, crash safety."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import ep
+from memstrata import (
+    ConfigurationError,
+    FactStore,
+    MemoryStore,
+    MigrationNotSupported,
+    MigrationPlan,
+    SchemaVersionError,
+    SQLiteMemoryStore,
+    Store,
+    StoreError,
+)
+from memstrata.store import open_store, sqlite_path
+
+
+async def test_bootstrap_is_idempotent_and_enables_wal(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "dir" / "m.db"
+    store = SQLiteMemoryStore(path=path)
+    await store.bootstrap()
+    await store.put(ep("e1"), user="u", session="s", agent="a")
+    await store.bootstrap()
+    health = await store.health()
+    assert (health.ok, health.journal_mode, health.fragment_count, health.schema_version) == (True, "wal", 1, 1)
+    assert health.size_bytes and health.size_bytes > 0
+    await store.close()
+    with sqlite3.connect(path) as db:
+        indexes = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "idx_episodes_scope_ts" in indexes
+
+
+async def test_store_satisfies_the_protocols(store: SQLiteMemoryStore) -> None:
+    assert isinstance(store, MemoryStore) and isinstance(store, FactStore) and isinstance(store, Store)
+
+
+async def test_closed_store_says_so() -> None:
+    store = SQLiteMemoryStore(":memory:")
+    with pytest.raises(StoreError, match="bootstrap"):
+        await store.recent("u", limit=1)
+
+
+async def test_migrate_adds_nullable_columns_once(store: SQLiteMemoryStore) -> None:
+    plan = MigrationPlan(
+        version=2, description="mood", ops=[{"op": "add_column", "table": "episodes", "column": "mood"}]
+    )
+    await store.migrate(plan)
+    await store.migrate(plan)  # same plan again: no-op
+    await store.put(ep("e1"), user="u", session="s", agent="a")
+    assert [e.id for e in await store.recent("u", limit=5)] == ["e1"]
+    changed = plan.model_copy(update={"description": "other"})
+    with pytest.raises(MigrationNotSupported, match="already applied"):
+        await store.migrate(changed)
+
+
+@pytest.mark.parametrize(
+    ("op", "message"),
+    [
+        ({"op": "drop_column", "table": "episodes", "column": "content"}, "only add_column"),
+        ({"op": "add_column", "table": "episodes", "column": "x", "nullable": False}, "nullable"),
+        ({"op": "add_column", "table": "sqlite_master", "column": "x"}, "unknown table"),
+        ({"op": "add_column", "table": "episodes", "column": "x", "sql_type": "TEXT; DROP TABLE facts"}, "type"),
+        ({"op": "add_column", "table": "episodes", "column": "x y"}, "column"),
+    ],
+)
+async def test_migrate_refuses_everything_else_and_changes_nothing(
+    store: SQLiteMemoryStore, op: dict[str, object], message: str
+) -> None:
+    ops = [{"op": "add_column", "table": "facts", "column": "fine"}, op]
+    with pytest.raises(MigrationNotSupported, match=message):
+        await store.migrate(MigrationPlan(version=2, ops=ops))  # type: ignore[arg-type]
+    ok = MigrationPlan(version=2, ops=[{"op": "add_column", "table": "facts", "column": "fine"}])  # type: ignore[list-item]
+    await store.migrate(ok)  # the failed plan left no column and no version behind
+
+
+async def test_plan_versions_must_increase(store: SQLiteMemoryStore) -> None:
+    await store.migrate(MigrationPlan(version=3, ops=[{"op": "add_column", "table": "facts", "column": "a"}]))  # type: ignore[list-item]
+    with pytest.raises(MigrationNotSupported, match="greater than 3"):
+        await store.migrate(MigrationPlan(version=2, ops=[{"op": "add_column", "table": "facts", "column": "b"}]))  # type: ignore[list-item]
+
+
+async def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    store = SQLiteMemoryStore(path)
+    await store.bootstrap()
+    await store.close()
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO schema_version VALUES ('base', 99, 'future', NULL, '2030-01-01T00:00:00.000000Z')")
+    with pytest.raises(SchemaVersionError, match="99"):
+        await SQLiteMemoryStore(path).bootstrap()
+
+
+def test_urls() -> None:
+    assert sqlite_path("sqlite:///./a.db") == Path("a.db")
+    assert sqlite_path("sqlite:////abs/a.db") == Path("/abs/a.db")
+    assert sqlite_path("sqlite:///:memory:") == ":memory:"
+    with pytest.raises(ConfigurationError):
+        sqlite_path("sqlite://relative.db")
+    with pytest.raises(ConfigurationError, match="PostgreSQL"):
+        asyncio.run(open_store("postgresql://localhost/db"))
+    with pytest.raises(ConfigurationError, match="unsupported"):
+        asyncio.run(open_store("mysql://x"))
+
+
+CRASHER = textwrap.dedent(
+    """
+    import asyncio, os, sys
+    from memstrata import ConsolidationRule, SQLiteMemoryStore
+    from memstrata.store import sqlite_facts
+
+    real = sqlite_facts.apply_delta
+    count = 0
+
+    async def slow_apply(db, delta, now):
+        global count
+        count += 1
+        result = await real(db, delta, now)
+        if count == 50:
+            print("half-way", flush=True)
+            await asyncio.sleep(60)  # killed here, mid-transaction
+        return result
+
+    sqlite_facts.apply_delta = slow_apply
+
+    async def main():
+        store = SQLiteMemoryStore(sys.argv[1])
+        await store.bootstrap()
+        await store.consolidate_and_apply(ConsolidationRule(id="nightly"), max_episodes=1000)
+
+    asyncio.run(main())
+    """
+)
+
+
+async def _prepare(path: Path) -> None:
+    store = SQLiteMemoryStore(path)
+    await store.bootstrap()
+    await store.put_many(
+        [ep(f"e{i}").model_copy(update={"user": "u", "session": "s", "agent": "a"}) for i in range(100)]
+    )
+    await store.close()
+
+
+async def _inspect(path: Path) -> tuple[object, ...]:
+    store = SQLiteMemoryStore(path)
+    await store.bootstrap()
+    health = await store.health()
+    rules = await store.rule_states()
+    await store.close()
+    return health.ok, health.fragment_count, health.fact_count, health.pending_delta_count, rules
+
+
+def test_a_killed_process_leaves_all_or_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    asyncio.run(_prepare(path))
+    with subprocess.Popen([sys.executable, "-c", CRASHER, str(path)], stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None
+        line = child.stdout.readline().strip()
+        child.kill()
+    assert line == "half-way"
+    # Nothing of the half-applied batch: no facts, no outbox rows, and the rule registration rolled back too.
+    assert asyncio.run(_inspect(path)) == (True, 100, 0, 0, [])
+
+
+async def test_concurrent_writers_in_one_process(tmp_path: Path) -> None:
+    store = SQLiteMemoryStore(tmp_path / "m.db")
+    await store.bootstrap()
+
+    async def writer(n: int) -> None:
+        for i in range(20):
+            await store.put(ep(f"w{n}-{i}"), user=f"u{n}", session="s", agent="a")
+
+    await asyncio.gather(*(writer(n) for n in range(8)))
+    assert (await store.health()).fragment_count == 160
+    await store.close()

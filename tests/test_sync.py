@@ -1,0 +1,47 @@
+"""SyncMemory and MemoryConfig."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import ep
+from memstrata import ConfigurationError, ConsolidationRule, MemoryConfig, SyncMemory
+
+
+def test_sync_memory_end_to_end(tmp_path: Path) -> None:
+    with SyncMemory.open(f"sqlite:///{tmp_path / 'm.db'}") as mem:
+        mem.episodic.put(ep("e1", "Paris", subject="a", predicate="p"), user="u", session="s", agent="g")
+        assert [e.id for e in mem.episodic.recent("u")] == ["e1"]
+        deltas = mem.episodic.consolidate(ConsolidationRule(id="r"))
+        mem.semantic.apply_deltas(deltas)
+        assert [f.text for f in mem.semantic.facts("u", "g")] == ["Paris"]
+        assert mem.health().fact_count == 1
+
+
+def test_open_without_url_uses_the_default_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with SyncMemory.open() as mem:
+        assert mem.config.url == "sqlite:///memstrata.db"
+    assert (tmp_path / "memstrata.db").exists()
+
+
+def test_config_from_env() -> None:
+    env = {"MEMSTRATA_URL": "sqlite:///x.db", "MEMSTRATA_TRACK_ACCESS": "off", "MEMSTRATA_CONSOLIDATE_ON_PUT": "yes"}
+    config = MemoryConfig.from_env(env)
+    assert (config.url, config.track_access, config.consolidate_on_put) == ("sqlite:///x.db", False, True)
+    assert MemoryConfig.from_env({}, url="sqlite:///y.db").url == "sqlite:///y.db"
+    assert MemoryConfig.from_env({}).url == "sqlite:///memstrata.db"
+    with pytest.raises(ConfigurationError, match="MEMSTRATA_TRACK_ACCESS"):
+        MemoryConfig.from_env({"MEMSTRATA_TRACK_ACCESS": "maybe"})
+    with pytest.raises(ConfigurationError):
+        MemoryConfig(max_episodes_per_run=0)
+
+
+def test_track_access_can_be_switched_off(tmp_path: Path) -> None:
+    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", track_access=False)
+    with SyncMemory.open(config=config) as mem:
+        mem.episodic.put(ep("e1"), user="u", session="s", agent="g")
+        mem.episodic.recent("u")
+        assert mem.episodic.get("e1").access_count == 0
