@@ -73,7 +73,8 @@ def test_record_recent_consolidate_facts_health(db: list[str]) -> None:
     chain = invoke("history", facts[0]["id"], *db).strip().splitlines()
     assert [json.loads(line)["status"] for line in chain] == ["superseded", "active"]
     assert len(invoke("deltas", *db).strip().splitlines()) == 2
-    health = json.loads(invoke("health", "--json", *db))
+    health = json.loads(invoke("health", "--json", "--deep", *db))
+    assert health["integrity"] == "ok"
     assert (health["fragment_count"], health["fact_count"], health["rule_count"]) == (3, 2, 1)
     assert "no rule is due" in invoke("consolidate", *db)
     invoke("rules", "remove", "nightly", *db)

@@ -32,8 +32,9 @@ async def test_bootstrap_is_idempotent_and_enables_wal(tmp_path: Path) -> None:
     await store.bootstrap()
     await store.put(ep("e1"), user="u", session="s", agent="a")
     await store.bootstrap()
-    health = await store.health()
+    health = await store.health(deep=True)
     assert (health.ok, health.journal_mode, health.fragment_count, health.schema_version) == (True, "wal", 1, 1)
+    assert health.integrity == "ok" and (await store.health()).integrity is None
     assert health.size_bytes and health.size_bytes > 0
     await store.close()
     with sqlite3.connect(path) as db:
@@ -155,7 +156,7 @@ async def _prepare(path: Path) -> None:
 async def _inspect(path: Path) -> tuple[object, ...]:
     store = SQLiteMemoryStore(path)
     await store.bootstrap()
-    health = await store.health()
+    health = await store.health(deep=True)
     rules = await store.rule_states()
     await store.close()
     return health.ok, health.fragment_count, health.fact_count, health.pending_delta_count, rules
@@ -184,3 +185,25 @@ async def test_concurrent_writers_in_one_process(tmp_path: Path) -> None:
     await asyncio.gather(*(writer(n) for n in range(8)))
     assert (await store.health()).fragment_count == 160
     await store.close()
+
+
+async def test_two_stores_on_one_file_serialise_through_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    first, second = SQLiteMemoryStore(path), SQLiteMemoryStore(path)
+    await first.bootstrap()
+    await second.bootstrap()
+
+    async def writer(store: SQLiteMemoryStore, name: str) -> None:
+        for i in range(50):
+            await store.put_many(
+                [
+                    ep(f"{name}-{i}-{j}").model_copy(update={"user": name, "session": "s", "agent": "a"})
+                    for j in range(5)
+                ]
+            )
+
+    await asyncio.gather(writer(first, "one"), writer(second, "two"))
+    assert (await first.health()).fragment_count == 500
+    assert len(await second.recent("one", limit=1000)) == 250
+    await first.close()
+    await second.close()

@@ -225,10 +225,14 @@ def deltas(
 
 
 @app.command()
-def health(as_json: JsonOption = False, db: DbOption = None) -> None:
-    """Counts, schema version and integrity of the store."""
+def health(
+    deep: Annotated[bool, typer.Option(help="Also run the integrity check (reads the whole file).")] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Counts, schema version and (with --deep) integrity of the store."""
     with _memory(db) as mem:
-        report = mem.health()
+        report = mem.health(deep=deep)
     if as_json:
         _print_json([report])
         return

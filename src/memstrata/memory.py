@@ -55,9 +55,9 @@ class Memory:
     ) -> None:
         await self.close()
 
-    async def health(self) -> StoreHealth:
-        """Counts, schema version and integrity of the store."""
-        return await self._store.health()
+    async def health(self, *, deep: bool = False) -> StoreHealth:
+        """Counts and schema version of the store; ``deep=True`` adds a full integrity check."""
+        return await self._store.health(deep=deep)
 
     async def migrate(self, plan: MigrationPlan) -> None:
         """Apply a schema migration (adding nullable columns only)."""

@@ -10,6 +10,7 @@ in a pattern is such a wildcard, and the stores pass ``ESCAPE '\\'``.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Self
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -51,8 +52,9 @@ def _like_literal(encoded: str) -> str:
     return encoded.replace("%", LIKE_ESCAPE + "%")
 
 
+@lru_cache(maxsize=65_536)
 def episode_key(user: str, session: str, agent: str) -> str:
-    """The write key of an episode: every component present."""
+    """The write key of an episode: every component present (cached: scopes repeat on ingest)."""
     parts = (encode_component(check_id(k, v)) for k, v in (("user", user), ("session", session), ("agent", agent)))
     u, s, a = parts
     return f"/user/{u}/session/{s}/agent/{a}/"

@@ -153,7 +153,11 @@ class SyncMemory:
         cls, url: str | None = None, *, config: MemoryConfig | None = None, scorer: SalienceScorer | None = None
     ) -> SyncMemory:
         loop = _Loop()
-        return cls(loop.run(Memory.open(url, config=config, scorer=scorer)), loop)
+        try:
+            return cls(loop.run(Memory.open(url, config=config, scorer=scorer)), loop)
+        except BaseException:
+            loop.stop()
+            raise
 
     def close(self) -> None:
         self._run(self._memory.close())
@@ -165,8 +169,8 @@ class SyncMemory:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
-    def health(self) -> StoreHealth:
-        return self._run(self._memory.health())
+    def health(self, *, deep: bool = False) -> StoreHealth:
+        return self._run(self._memory.health(deep=deep))
 
     def migrate(self, plan: MigrationPlan) -> None:
         return self._run(self._memory.migrate(plan))

@@ -8,7 +8,9 @@ import orjson
 from pydantic import AwareDatetime, Field, field_validator
 
 from memstrata._time import utcnow
+from memstrata.errors import MemoryScopeError
 from memstrata.models.base import Model, new_id
+from memstrata.scope import check_id
 
 Intent = Literal["add", "update", "delete", "noop"]
 INTENTS: tuple[str, ...] = ("add", "update", "delete", "noop")
@@ -64,6 +66,26 @@ class Episode(Model):
         if confidence is not None and not (isinstance(confidence, int | float) and 0 <= confidence <= 1):
             raise ValueError("metadata.confidence must be a number in [0, 1]")
         return value
+
+
+    def in_scope(self, user: str | None = None, session: str | None = None, agent: str | None = None) -> Episode:
+        """This episode under a complete (user, session, agent): given values fill in what it lacks.
+
+        A given value that contradicts one the episode carries, or a component missing on
+        both sides, raises MemoryScopeError.
+        """
+        scope: dict[str, str] = {}
+        for name, given in (("user", user), ("session", session), ("agent", agent)):
+            carried = getattr(self, name)
+            if given is not None and carried is not None and given != carried:
+                raise MemoryScopeError(f"episode {self.id} carries {name}={carried!r} but was put under {given!r}")
+            value = given if given is not None else carried
+            if value is None:
+                raise MemoryScopeError(f"episode {self.id} has no {name}: pass {name}=... or set it on the episode")
+            scope[name] = check_id(name, value)
+        if (self.user, self.session, self.agent) == (scope["user"], scope["session"], scope["agent"]):
+            return self
+        return self.model_copy(update=scope)
 
 
 def _as_id_list(value: object) -> list[str]:

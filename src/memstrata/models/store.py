@@ -11,9 +11,14 @@ from memstrata.models.base import Model
 
 
 class StoreHealth(Model):
-    """A store's vital signs. ``fragment_count`` is the number of stored episodes."""
+    """A store's vital signs. ``fragment_count`` is the number of stored episodes.
+
+    ``integrity`` is the database's own consistency check, run only when asked for (it
+    reads every page); ``ok`` is false when that check found a problem.
+    """
 
     ok: bool
+    integrity: str | None = None
     backend: str
     location: str
     schema_version: int

@@ -124,14 +124,4 @@ class EpisodicTier:
 def _with_scope(episode: Episode, user: str | None, session: str | None, agent: str | None) -> Episode:
     if not isinstance(episode, Episode):
         raise InvalidInputError(f"expected an Episode, got {type(episode).__name__}")
-    update: dict[str, str] = {}
-    for name, given in (("user", user), ("session", session), ("agent", agent)):
-        carried = getattr(episode, name)
-        if given is not None and carried is not None and given != carried:
-            raise MemoryScopeError(f"episode {episode.id} carries {name}={carried!r} but was put under {given!r}")
-        value = given if given is not None else carried
-        if value is None:
-            raise MemoryScopeError(f"episode {episode.id} has no {name}: pass {name}=... or set it on the episode")
-        update[name] = value
-    Scope(user=update["user"], session=update["session"], agent=update["agent"])
-    return episode.model_copy(update=update)
+    return episode.in_scope(user, session, agent)
