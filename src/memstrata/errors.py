@@ -12,6 +12,8 @@ Every error memstrata raises on purpose derives from :class:`MemstrataError`, so
     ├── FactConflictError           `replaces` cannot be resolved to exactly one active fact
     ├── EpisodeConflictError        an episode id already holds a different episode
     ├── NotFoundError               a fact, episode or rule id that does not exist
+    ├── EmbeddingError              the embedding model is missing, broken or unreachable
+    │   └── EmbedderMismatchError   a different embedder than the one the vectors were made with
     └── StoreError                  the database refused or is unusable
         ├── MigrationNotSupported   a migration other than "add a nullable column"
         └── SchemaVersionError      the database was written by a newer memstrata
@@ -26,6 +28,8 @@ __all__ = [
     "ConfigurationError",
     "ConsolidationRuleError",
     "DeltaValidationError",
+    "EmbedderMismatchError",
+    "EmbeddingError",
     "EpisodeConflictError",
     "FactConflictError",
     "InvalidInputError",
@@ -72,6 +76,14 @@ class EpisodeConflictError(MemstrataError):
 
 class NotFoundError(MemstrataError):
     """The fact, episode or rule named does not exist."""
+
+
+class EmbeddingError(MemstrataError):
+    """The embedding model is missing, failed to load, or returned unusable vectors."""
+
+
+class EmbedderMismatchError(EmbeddingError):
+    """The memory's vectors were made by another embedder; see the embedder migration strategies."""
 
 
 class StoreError(MemstrataError):

@@ -45,7 +45,8 @@ from memstrata.store.rows import EPISODE_COLUMNS, dumps, episode_from_row
 
 __all__ = ["SQLiteMemoryStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_FILES = ((1, "001_base.sql"), (2, "002_search.sql"))
+SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _PRAGMAS = (
     "PRAGMA foreign_keys = ON",
     "PRAGMA busy_timeout = 10000",
@@ -83,26 +84,30 @@ class SQLiteMemoryStore:
                 await self._db.execute(pragma)
             await self._db.execute("PRAGMA journal_mode = WAL")
             async with self._write() as db:
-                for statement in _schema_statements():
-                    await db.execute(statement)
-                await self._check_version(db)
+                await self._upgrade(db)
         except BaseException:
             await self.close()
             raise
 
-    async def _check_version(self, db: aiosqlite.Connection) -> None:
-        cursor = await db.execute("SELECT MAX(version) FROM schema_version WHERE kind = 'base'")
-        row = await cursor.fetchone()
-        current = row[0] if row else None
-        if current is None:
-            await db.execute(
-                "INSERT INTO schema_version (kind, version, description, applied_at) VALUES ('base', ?, ?, ?)",
-                (SCHEMA_VERSION, "base schema", to_text(utcnow())),
-            )
-        elif current > SCHEMA_VERSION:
+    async def _upgrade(self, db: aiosqlite.Connection) -> None:
+        """Apply the shipped schema files this database has not seen yet, in order."""
+        await db.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version (kind TEXT NOT NULL, version INTEGER NOT NULL,"
+            " description TEXT NOT NULL, body TEXT, applied_at TEXT NOT NULL, PRIMARY KEY (kind, version))"
+        )
+        current = (await _scalars(db, "SELECT COALESCE(MAX(version), 0) FROM schema_version WHERE kind = 'base'"))[0]
+        if current > SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"database schema version {current} is newer than this memstrata ({SCHEMA_VERSION}); upgrade memstrata"
             )
+        for version, name in SCHEMA_FILES:
+            if version > current:
+                for statement in _schema_statements(name):
+                    await db.execute(statement)
+                await db.execute(
+                    "INSERT INTO schema_version (kind, version, description, applied_at) VALUES ('base', ?, ?, ?)",
+                    (version, name, to_text(utcnow())),
+                )
 
     async def close(self) -> None:
         if self._db is not None:
@@ -185,9 +190,8 @@ class SQLiteMemoryStore:
         now = to_text(utcnow())
         rows = [_episode_row(e, now) for e in episodes]
         async with self._write() as db:
-            before = db.total_changes
-            await db.executemany(_EPISODE_INSERT, rows)
-            inserted = db.total_changes - before
+            cursor = await db.executemany(_EPISODE_INSERT, rows)
+            inserted = cursor.rowcount  # rows this statement inserted; trigger writes are not counted
             if inserted < len(rows):
                 await _check_duplicates(db, episodes)
         return inserted
@@ -343,10 +347,18 @@ class SQLiteMemoryStore:
             return await sqlite_facts.delta_log(db, rule_id=rule_id, pending=pending, limit=limit)
 
 
-def _schema_statements() -> list[str]:
-    text = resources.files("memstrata.store").joinpath("schema/sqlite/001_base.sql").read_text()
-    lines = [line.split("--", 1)[0] for line in text.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+def _schema_statements(name: str) -> list[str]:
+    """The statements of a shipped schema file (triggers included: split where SQLite says complete)."""
+    text = resources.files("memstrata.store").joinpath(f"schema/sqlite/{name}").read_text()
+    statements, buffer = [], ""
+    for line in text.splitlines(keepends=True):
+        if not buffer and line.lstrip().startswith("--"):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    return statements
 
 
 @contextmanager

@@ -1,13 +1,4 @@
 -- memstrata SQLite schema, version 1. Times are fixed-width UTC text (string order = time order).
-CREATE TABLE IF NOT EXISTS schema_version (
-    kind        TEXT    NOT NULL,          -- 'base' (shipped with memstrata) or 'plan' (MigrationPlan)
-    version     INTEGER NOT NULL,
-    description TEXT    NOT NULL,
-    body        TEXT,
-    applied_at  TEXT    NOT NULL,
-    PRIMARY KEY (kind, version)
-);
-
 CREATE TABLE IF NOT EXISTS episodes (
     seq              INTEGER PRIMARY KEY,
     id               TEXT    NOT NULL UNIQUE,

@@ -1,0 +1,40 @@
+"""The embedder protocol: texts in, L2-normalised float32 vectors out, tagged with a model id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from memstrata.errors import EmbeddingError
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns texts into vectors. ``model`` is stored with every vector it makes:
+    vectors of different models are never compared."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+    async def embed(self, text: str) -> Vectors: ...
+
+    async def embed_batch(self, texts: Sequence[str]) -> Vectors: ...
+
+
+def normalise(matrix: npt.NDArray[np.floating], expected_dim: int | None = None) -> Vectors:
+    """Rows scaled to unit length; a wrong shape or a non-finite value is an EmbeddingError."""
+    vectors = np.asarray(matrix, dtype=np.float32)
+    if vectors.ndim != 2 or (expected_dim is not None and vectors.shape[1] != expected_dim):
+        raise EmbeddingError(f"embedder returned shape {vectors.shape}, expected (n, {expected_dim})")
+    if not np.isfinite(vectors).all():
+        raise EmbeddingError("embedder returned NaN or infinite values")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
