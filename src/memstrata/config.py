@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from memstrata.errors import ConfigurationError, MemstrataError
 from memstrata.models.base import Model
+from memstrata.search.hybrid import SearchOptions
 
 DEFAULT_URL = "sqlite:///memstrata.db"
 _TRUE = {"1", "true", "yes", "on"}
@@ -23,6 +24,11 @@ class MemoryConfig(Model):
     - ``track_access``: reads update access counts and last-access times (salience recency uses them).
     - ``consolidate_on_put``: after each put, run the consolidation rules that are due.
     - ``max_episodes_per_run``: the most episodes one consolidation pass claims.
+    - ``embedder``: ``"default"`` (the packaged offline MiniLM) or ``"none"`` (full-text search only);
+      ``Memory.open(embedder=...)`` takes any `Embedder` instead.
+    - ``embedder_strategy``: what to do when the embedder changes (see `memstrata.embedding.registry`).
+    - ``index_in_background``: embed new records after each write without blocking it.
+    - ``search``: the default `SearchOptions` (fusion weights, boosts).
     """
 
     error_type: ClassVar[type[MemstrataError]] = ConfigurationError
@@ -31,10 +37,15 @@ class MemoryConfig(Model):
     track_access: bool = True
     consolidate_on_put: bool = False
     max_episodes_per_run: int = Field(default=50_000, ge=1)
+    embedder: Literal["default", "none"] = "default"
+    embedder_strategy: Literal["lock-on-first", "multi-active", "auto-migrate"] = "lock-on-first"
+    index_in_background: bool = True
+    search: SearchOptions = Field(default_factory=SearchOptions)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:
-        """Read ``MEMSTRATA_URL``, ``MEMSTRATA_TRACK_ACCESS`` and ``MEMSTRATA_CONSOLIDATE_ON_PUT``."""
+        """Read ``MEMSTRATA_URL``, ``_TRACK_ACCESS``, ``_CONSOLIDATE_ON_PUT``, ``_INDEX_IN_BACKGROUND``,
+        ``_EMBEDDER`` and ``_EMBEDDER_STRATEGY`` (all prefixed ``MEMSTRATA``)."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         if "MEMSTRATA_URL" in env:

@@ -1,20 +1,30 @@
-"""`Memory`: the async entry point wiring a store to the tiers and the consolidation rules."""
+"""`Memory`: the async entry point wiring a store to the tiers, search and the consolidation rules."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Self
 
 from memstrata._time import utcnow
 from memstrata.config import MemoryConfig
+from memstrata.embedding.base import Embedder
+from memstrata.embedding.indexer import Indexer, IndexProgress
+from memstrata.embedding.registry import attach, retire_readable
 from memstrata.errors import NotFoundError
 from memstrata.models import ConsolidationRule, ConsolidationRun, MigrationPlan, RuleState, StoreHealth
+from memstrata.models.fact import MemoryType
+from memstrata.models.search import SearchFilter, SearchHit, Tier
 from memstrata.salience import SalienceScorer
+from memstrata.scope import Scope
+from memstrata.search import Reranker, SearchEngine, SearchOptions
 from memstrata.store import Store, open_store
 from memstrata.tiers import EpisodicTier, SemanticTier
 
 __all__ = ["Memory"]
+
+_DEFAULT = object()
 
 
 class Memory:
@@ -23,28 +33,59 @@ class Memory:
     >>> mem = await Memory.open("sqlite:///./agent-memory.db")
     >>> await mem.episodic.put(Episode(content="I live in Paris"), user="alice", session="S1", agent="rag")
     >>> await mem.consolidate(ConsolidationRule(id="nightly"))
-    >>> await mem.semantic.facts("alice")
+    >>> await mem.search(Scope(user="alice"), "where does alice live")
     """
 
-    def __init__(self, store: Store, config: MemoryConfig, *, scorer: SalienceScorer | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        config: MemoryConfig,
+        *,
+        scorer: SalienceScorer | None = None,
+        readers: Sequence[Embedder] = (),
+    ) -> None:
         self.config = config
         self._store = store
-        after_put = self._after_put if config.consolidate_on_put else None
-        self.episodic = EpisodicTier(store, track_access=config.track_access, after_put=after_put, scorer=scorer)
-        self.semantic = SemanticTier(store)
+        self._indexer = Indexer(store, readers[0]) if readers else None
+        self._engine = SearchEngine(store, readers, config.search)
+        self.episodic = EpisodicTier(
+            store, track_access=config.track_access, after_put=self._after_put, scorer=scorer, engine=self._engine
+        )
+        self.semantic = SemanticTier(store, after_write=self._after_write, engine=self._engine)
 
     @classmethod
     async def open(
-        cls, url: str | None = None, *, config: MemoryConfig | None = None, scorer: SalienceScorer | None = None
+        cls,
+        url: str | None = None,
+        *,
+        config: MemoryConfig | None = None,
+        scorer: SalienceScorer | None = None,
+        embedder: Embedder | object | None = _DEFAULT,
+        previous_embedders: Sequence[Embedder] = (),
     ) -> Memory:
-        """Open (creating if needed) the memory at ``url``; with no arguments, ``./memstrata.db``."""
+        """Open (creating if needed) the memory at ``url``; with no arguments, ``./memstrata.db``.
+
+        ``embedder`` defaults to the packaged offline model (``config.embedder="none"`` or
+        ``embedder=None`` for full-text search only).
+        """
         config = config or MemoryConfig()
         if url is not None:
             config = config.model_copy(update={"url": url})
-        return cls(await open_store(config.url), config, scorer=scorer)
+        store = await open_store(config.url)
+        try:
+            chosen = _embedder(config, embedder)
+            readers = (
+                [] if chosen is None else await attach(store, chosen, config.embedder_strategy, previous_embedders)
+            )
+        except BaseException:
+            await store.close()
+            raise
+        return cls(store, config, scorer=scorer, readers=readers)
 
     async def close(self) -> None:
-        """Close the database connection."""
+        """Stop background indexing and close the database connection."""
+        if self._indexer is not None:
+            await self._indexer.close()
         await self._store.close()
 
     async def __aenter__(self) -> Self:
@@ -63,6 +104,56 @@ class Memory:
         """Apply a schema migration (adding nullable columns only)."""
         await self._store.migrate(plan)
 
+    async def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        tiers: Sequence[Tier] = ("episodic", "semantic"),
+        memory_types: Sequence[MemoryType] | None = None,
+        tags: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        as_of: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+        fresh: bool = False,
+    ) -> list[SearchHit]:
+        """Hybrid search over the scope's episodes and facts, best first (see `SearchHit`).
+
+        Records not yet embedded are still found by full text; ``fresh=True`` embeds them first.
+        """
+        flt = SearchFilter(
+            scope=scope,
+            tiers=tuple(tiers),
+            memory_types=None if memory_types is None else tuple(memory_types),
+            tags=None if tags is None else tuple(tags),
+            since=since,
+            until=until,
+            as_of=as_of,
+        )
+        if fresh:
+            await self.index()
+        return await self._engine.search(query, flt, k, options=options, reranker=reranker)
+
+    async def index(self) -> int:
+        """Embed every record the active embedder has not seen yet; returns how many."""
+        return 0 if self._indexer is None else await self._indexer.catch_up()
+
+    async def migrate_embedder(self) -> AsyncGenerator[IndexProgress, None]:
+        """Re-embed every record with the active embedder, yielding progress after each batch.
+
+        Resumable (the position is stored) and cancellable (stop iterating). When it has
+        caught up, the previous models' vectors are dropped.
+        """
+        if self._indexer is None:
+            return
+        async for progress in self._indexer.run():
+            yield progress
+        if await self._indexer.pending() == 0:
+            await retire_readable(self._store)
+
     async def add_rule(self, rule: ConsolidationRule) -> RuleState:
         """Register a consolidation rule (or redefine one, keeping its progress)."""
         return await self._store.save_rule(rule)
@@ -79,7 +170,9 @@ class Memory:
         """Run a rule now: claim its new episodes, classify and apply the deltas in one transaction."""
         if isinstance(rule, str):
             rule = await self._rule(rule)
-        return await self._store.consolidate_and_apply(rule, max_episodes=self.config.max_episodes_per_run)
+        run = await self._store.consolidate_and_apply(rule, max_episodes=self.config.max_episodes_per_run)
+        await self._after_write()
+        return run
 
     async def run_due(self, now: datetime | None = None) -> list[ConsolidationRun]:
         """Run every registered rule whose cadence says it is due."""
@@ -93,5 +186,21 @@ class Memory:
                 return state.rule
         raise NotFoundError(f"no consolidation rule with id {rule_id!r}; register it with add_rule")
 
-    async def _after_put(self) -> list[ConsolidationRun]:
-        return await self.run_due()
+    async def _after_put(self) -> None:
+        if self.config.consolidate_on_put:
+            await self.run_due()
+        await self._after_write()
+
+    async def _after_write(self) -> None:
+        if self._indexer is not None and self.config.index_in_background:
+            self._indexer.kick()
+
+
+def _embedder(config: MemoryConfig, embedder: Embedder | object | None) -> Embedder | None:
+    if embedder is not _DEFAULT:
+        return embedder if isinstance(embedder, Embedder) else None
+    if config.embedder == "none":
+        return None
+    from memstrata.embedding.onnx import OnnxEmbedder
+
+    return OnnxEmbedder.default()

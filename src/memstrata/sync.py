@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine, Iterable
+from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from memstrata.config import MemoryConfig
-from memstrata.memory import Memory
+from memstrata.embedding.base import Embedder
+from memstrata.embedding.indexer import IndexProgress
+from memstrata.memory import _DEFAULT, Memory
 from memstrata.models import (
     ConsolidationRule,
     ConsolidationRun,
@@ -25,9 +27,11 @@ from memstrata.models import (
     RuleState,
     StoreHealth,
 )
-from memstrata.models.fact import FactStatus
+from memstrata.models.fact import FactStatus, MemoryType
+from memstrata.models.search import SearchHit, Tier
 from memstrata.salience import SalienceContext, SalienceScorer
 from memstrata.scope import Scope
+from memstrata.search import Reranker, SearchOptions
 from memstrata.tiers import EpisodicTier, SalientEpisode, SemanticTier
 
 __all__ = ["SyncMemory"]
@@ -51,6 +55,10 @@ class _Loop:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join()
         self.loop.close()
+
+
+async def _next(iterator: AsyncGenerator[IndexProgress, None]) -> IndexProgress:
+    return await anext(iterator)
 
 
 class SyncEpisodicTier:
@@ -86,6 +94,21 @@ class SyncEpisodicTier:
         self, scope: Scope, *, limit: int = 10, context: SalienceContext | None = None, candidates: int = 200
     ) -> list[SalientEpisode]:
         return self._run(self._tier.salient(scope, limit=limit, context=context, candidates=candidates))
+
+    def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+    ) -> list[SearchHit]:
+        return self._run(
+            self._tier.search(scope, query, k, since=since, until=until, options=options, reranker=reranker)
+        )
 
     def consolidate(self, rule: ConsolidationRule) -> list[MemoryDelta]:
         return self._run(self._tier.consolidate(rule))
@@ -138,6 +161,27 @@ class SyncSemanticTier:
     def deltas(self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100) -> list[DeltaRecord]:
         return self._run(self._tier.deltas(rule_id=rule_id, pending=pending, limit=limit))
 
+    def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        as_of: datetime | None = None,
+        memory_types: Sequence[MemoryType] | None = None,
+        tags: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+    ) -> list[SearchHit]:
+        return self._run(
+            self._tier.search(
+                scope, query, k, as_of=as_of, memory_types=memory_types, tags=tags, since=since, until=until,
+                options=options, reranker=reranker,
+            )
+        )  # fmt: skip
+
 
 class SyncMemory:
     """Blocking `Memory`: ``with SyncMemory.open("sqlite:///memory.db") as mem: ...``."""
@@ -150,11 +194,20 @@ class SyncMemory:
 
     @classmethod
     def open(
-        cls, url: str | None = None, *, config: MemoryConfig | None = None, scorer: SalienceScorer | None = None
+        cls,
+        url: str | None = None,
+        *,
+        config: MemoryConfig | None = None,
+        scorer: SalienceScorer | None = None,
+        embedder: Embedder | object | None = _DEFAULT,
+        previous_embedders: Sequence[Embedder] = (),
     ) -> SyncMemory:
         loop = _Loop()
         try:
-            return cls(loop.run(Memory.open(url, config=config, scorer=scorer)), loop)
+            opened = Memory.open(
+                url, config=config, scorer=scorer, embedder=embedder, previous_embedders=previous_embedders
+            )
+            return cls(loop.run(opened), loop)
         except BaseException:
             loop.stop()
             raise
@@ -189,3 +242,40 @@ class SyncMemory:
 
     def run_due(self, now: datetime | None = None) -> list[ConsolidationRun]:
         return self._run(self._memory.run_due(now))
+
+    def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        tiers: Sequence[Tier] = ("episodic", "semantic"),
+        memory_types: Sequence[MemoryType] | None = None,
+        tags: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        as_of: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+        fresh: bool = False,
+    ) -> list[SearchHit]:
+        return self._run(
+            self._memory.search(
+                scope, query, k, tiers=tiers, memory_types=memory_types, tags=tags, since=since, until=until,
+                as_of=as_of, options=options, reranker=reranker, fresh=fresh,
+            )
+        )  # fmt: skip
+
+    def index(self) -> int:
+        return self._run(self._memory.index())
+
+    def migrate_embedder(self) -> Iterator[IndexProgress]:
+        progress = self._memory.migrate_embedder()
+        try:
+            while True:
+                try:
+                    yield self._run(_next(progress))
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._run(progress.aclose())

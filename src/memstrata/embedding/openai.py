@@ -31,7 +31,9 @@ class OpenAIEmbedder:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport)
+        self._client = httpx.AsyncClient(
+            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
+        )
         self._model, self._dimensions = model, dimensions
         self._model_id = model_id or f"openai:{model}"
         self.batch_size = batch_size
@@ -45,11 +47,13 @@ class OpenAIEmbedder:
         return self._dimensions
 
     async def embed(self, text: str) -> Vectors:
-        return (await self.embed_batch([text]))[0]
+        vector: Vectors = (await self.embed_batch([text]))[0]
+        return vector
 
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:
         parts = [await self._request(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-        return np.vstack(parts) if parts else np.zeros((0, self._dimensions), dtype=np.float32)
+        stacked: Vectors = np.vstack(parts) if parts else np.zeros((0, self._dimensions), dtype=np.float32)
+        return stacked
 
     async def _request(self, texts: Sequence[str]) -> Vectors:
         try:

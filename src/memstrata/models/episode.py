@@ -67,7 +67,6 @@ class Episode(Model):
             raise ValueError("metadata.confidence must be a number in [0, 1]")
         return value
 
-
     def in_scope(self, user: str | None = None, session: str | None = None, agent: str | None = None) -> Episode:
         """This episode under a complete (user, session, agent): given values fill in what it lacks.
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, Protocol, runtime_checkable
 
+import numpy as np
+import numpy.typing as npt
+
 from memstrata.models import (
     ConsolidationRule,
     ConsolidationRun,
@@ -23,8 +26,9 @@ from memstrata.models import (
     StoreHealth,
 )
 from memstrata.models.fact import FactFilter
+from memstrata.models.search import RecordKind, SearchFilter
 
-__all__ = ["FactStore", "MemoryStore", "RecentOrder", "Store"]
+__all__ = ["FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store"]
 
 RecentOrder = Literal["timestamp", "accessed"]
 
@@ -63,7 +67,31 @@ class FactStore(Protocol):
 
 
 @runtime_checkable
-class Store(MemoryStore, FactStore, Protocol):
+class SearchStore(Protocol):
+    """Full text, vectors and the indexer's bookkeeping. Records are addressed by ``seq``."""
+
+    async def fulltext(
+        self, kind: RecordKind, flt: SearchFilter, terms: Sequence[str], limit: int
+    ) -> list[tuple[int, float]]: ...
+    async def vectors(
+        self, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
+    async def records(self, kind: RecordKind, seqs: Sequence[int]) -> dict[int, Episode | Fact]: ...
+    async def neighbours(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]: ...
+    async def sources(self, flt: SearchFilter) -> list[str]: ...
+    async def pending_texts(self, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]: ...
+    async def pending_count(self, kind: RecordKind, model: str) -> int: ...
+    async def index_position(self, kind: RecordKind, model: str) -> int: ...
+    async def save_vectors(
+        self, kind: RecordKind, model: str, seqs: Sequence[int], matrix: npt.NDArray[np.float32], upto: int
+    ) -> None: ...
+    async def embedders(self) -> list[tuple[str, int, str]]: ...
+    async def set_embedder(self, model: str, dimensions: int, role: str) -> None: ...
+    async def drop_embedder(self, model: str) -> None: ...
+
+
+@runtime_checkable
+class Store(MemoryStore, FactStore, SearchStore, Protocol):
     """Everything `Memory` needs from a backend."""
 
     async def close(self) -> None: ...

@@ -36,8 +36,9 @@ from memstrata.models import (
     RuleState,
     StoreHealth,
 )
+from memstrata.models.search import RecordKind, SearchFilter
 from memstrata.scope import episode_key, episode_pattern, key_range
-from memstrata.store import sqlite_facts
+from memstrata.store import sqlite_facts, sqlite_search
 from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import FilterCompiler
 from memstrata.store.migrations import check_plan
@@ -345,6 +346,62 @@ class SQLiteMemoryStore:
     ) -> list[DeltaRecord]:
         async with self._read() as db:
             return await sqlite_facts.delta_log(db, rule_id=rule_id, pending=pending, limit=limit)
+
+    # -- search --------------------------------------------------------------------------------
+
+    async def fulltext(
+        self, kind: RecordKind, flt: SearchFilter, terms: Sequence[str], limit: int
+    ) -> list[tuple[int, float]]:
+        async with self._read() as db:
+            return await sqlite_search.fulltext(db, kind, flt, terms, limit)
+
+    async def vectors(
+        self, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter
+    ) -> tuple[sqlite_search.Seqs, sqlite_search.Matrix]:
+        async with self._read() as db:
+            return await sqlite_search.vectors(db, kind, model, dimensions, flt)
+
+    async def records(self, kind: RecordKind, seqs: Sequence[int]) -> dict[int, Episode | Fact]:
+        async with self._read() as db:
+            return await sqlite_search.records(db, kind, seqs)
+
+    async def neighbours(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        async with self._read() as db:
+            return await sqlite_search.neighbours(db, seqs)
+
+    async def sources(self, flt: SearchFilter) -> list[str]:
+        async with self._read() as db:
+            return await sqlite_search.sources(db, flt)
+
+    async def pending_texts(self, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
+        async with self._read() as db:
+            return await sqlite_search.pending_texts(db, kind, model, limit)
+
+    async def pending_count(self, kind: RecordKind, model: str) -> int:
+        async with self._read() as db:
+            return await sqlite_search.pending_count(db, kind, model)
+
+    async def index_position(self, kind: RecordKind, model: str) -> int:
+        async with self._read() as db:
+            return await sqlite_search.index_position(db, kind, model)
+
+    async def save_vectors(
+        self, kind: RecordKind, model: str, seqs: Sequence[int], matrix: sqlite_search.Matrix, upto: int
+    ) -> None:
+        async with self._write() as db:
+            await sqlite_search.save_vectors(db, kind, model, seqs, matrix, upto)
+
+    async def embedders(self) -> list[tuple[str, int, str]]:
+        async with self._read() as db:
+            return await sqlite_search.embedders(db)
+
+    async def set_embedder(self, model: str, dimensions: int, role: str) -> None:
+        async with self._write() as db:
+            await sqlite_search.set_embedder(db, model, dimensions, role)
+
+    async def drop_embedder(self, model: str) -> None:
+        async with self._write() as db:
+            await sqlite_search.drop_embedder(db, model)
 
 
 def _schema_statements(name: str) -> list[str]:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 from memstrata.errors import InvalidInputError, MemoryScopeError, NotFoundError
 from memstrata.models import ConsolidationRule, Episode, MemoryDelta
 from memstrata.models.base import Model
+from memstrata.models.search import SearchFilter, SearchHit
 from memstrata.salience import RuleBasedScorer, SalienceContext, SalienceScorer
 from memstrata.scope import Scope
+from memstrata.search import Reranker, SearchEngine, SearchOptions
 from memstrata.store import Store
 
 __all__ = ["EpisodicTier", "SalientEpisode", "resolve_scope"]
@@ -43,8 +46,10 @@ class EpisodicTier:
         track_access: bool,
         after_put: AfterPut | None = None,
         scorer: SalienceScorer | None = None,
+        engine: SearchEngine | None = None,
     ) -> None:
         self._store = store
+        self._engine = engine or SearchEngine(store)
         self._track_access = track_access
         self._after_put = after_put
         self._scorer: SalienceScorer = scorer or RuleBasedScorer()
@@ -102,6 +107,21 @@ class EpisodicTier:
         best = scored[:limit]
         await self._touch([item.episode for item in best])
         return best
+
+    async def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid search over this scope's episodes, best first."""
+        flt = SearchFilter(scope=scope, tiers=("episodic",), since=since, until=until)
+        return await self._engine.search(query, flt, k, options=options, reranker=reranker)
 
     async def consolidate(self, rule: ConsolidationRule) -> list[MemoryDelta]:
         """Claim the rule's new episodes and return their deltas, for `semantic.apply_delta`.

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 
 from memstrata.errors import NotFoundError
 from memstrata.models import DeltaRecord, Fact, FactFilter, Lineage, MemoryDelta, parse_delta
-from memstrata.models.fact import FactStatus
+from memstrata.models.fact import FactStatus, MemoryType
+from memstrata.models.search import SearchFilter, SearchHit
 from memstrata.scope import Scope
+from memstrata.search import Reranker, SearchEngine, SearchOptions
 from memstrata.store import Store
+
+AfterWrite = Callable[[], Awaitable[object]]
 
 __all__ = ["SemanticTier"]
 
@@ -17,21 +21,54 @@ __all__ = ["SemanticTier"]
 class SemanticTier:
     """``mem.semantic``: apply deltas, read facts (now, ``as_of`` or ``valid_at``), follow lineage."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self, store: Store, *, after_write: AfterWrite | None = None, engine: SearchEngine | None = None
+    ) -> None:
         self._store = store
+        self._after_write = after_write
+        self._engine = engine or SearchEngine(store)
 
     async def apply_delta(self, delta: MemoryDelta | dict[str, object]) -> DeltaRecord:
         """Validate and apply one delta atomically; applying the same ``delta_id`` again changes nothing."""
-        return await self._store.apply_delta(parse_delta(delta))
+        return (await self.apply_deltas([delta]))[0]
 
     async def apply_deltas(self, deltas: Iterable[MemoryDelta | dict[str, object]]) -> list[DeltaRecord]:
         """Apply several deltas in order, in one transaction: all of them or none."""
-        return await self._store.apply_deltas([parse_delta(d) for d in deltas])
+        records = await self._store.apply_deltas([parse_delta(d) for d in deltas])
+        if self._after_write is not None:
+            await self._after_write()
+        return records
 
     async def apply_pending(self) -> list[DeltaRecord]:
         """Apply the deltas consolidation emitted that were never applied (e.g. after a crash)."""
         pending = await self._store.delta_log(rule_id=None, pending=True, limit=100_000)
-        return await self._store.apply_deltas([record.delta for record in pending])
+        return await self.apply_deltas([record.delta for record in pending])
+
+    async def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        as_of: datetime | None = None,
+        memory_types: Sequence[MemoryType] | None = None,
+        tags: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid search over this scope's facts (current ones, or as of a moment), best first."""
+        flt = SearchFilter(
+            scope=scope,
+            tiers=("semantic",),
+            memory_types=None if memory_types is None else tuple(memory_types),
+            tags=None if tags is None else tuple(tags),
+            since=since,
+            until=until,
+            as_of=as_of,
+        )
+        return await self._engine.search(query, flt, k, options=options, reranker=reranker)
 
     async def facts(
         self,

@@ -1,0 +1,48 @@
+"""What a search asks for and what it returns."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AwareDatetime, Field
+
+from memstrata.models.base import Model
+from memstrata.models.episode import Episode
+from memstrata.models.fact import Fact, MemoryType
+from memstrata.scope import Scope
+
+Tier = Literal["episodic", "semantic"]
+RecordKind = Literal["episode", "fact"]
+KIND_OF_TIER: dict[str, RecordKind] = {"episodic": "episode", "semantic": "fact"}
+
+
+class SearchFilter(Model):
+    """Which records a search may return.
+
+    ``scope`` widens like every read. ``since``/``until`` bound an episode's timestamp or a
+    fact's ``valid_from``. Facts are the current ones unless ``as_of`` replays a moment;
+    ``memory_types`` and ``tags`` (any of) apply to facts.
+    """
+
+    scope: Scope
+    tiers: tuple[Tier, ...] = ("episodic", "semantic")
+    memory_types: tuple[MemoryType, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    since: AwareDatetime | None = None
+    until: AwareDatetime | None = None
+    as_of: AwareDatetime | None = None
+
+
+class SearchHit(Model):
+    """One result, best first, with why it ranked where it did."""
+
+    record: Episode | Fact
+    tier: Tier
+    score: float = Field(description="the final score (fused, boosted, reranked, salience-weighted)")
+    fulltext_rank: int | None = None
+    fulltext_score: float | None = None
+    vector_rank: int | None = None
+    cosine: float | None = None
+    fused: float = 0.0
+    salience: float | None = None
+    reranked: bool = False
