@@ -5,6 +5,8 @@ the terms) and vector candidates (exact cosine in numpy, per model), fuses them 
 weighted linear blend by default, RRF on request), boosts episodes whose source is named
 in the query, spreads a little of each episode's score to its neighbours in the same
 session timeline, then merges the tiers, optionally reranks and weighs in salience.
+Pseudo-relevance feedback moves the query vector towards its three best first-pass
+hits (Rocchio) before the final vector pass.
 The defaults were chosen on the LoCoMo development split (``bench/locomo.py``).
 """
 
@@ -43,6 +45,7 @@ class SearchOptions(Model):
     candidates: int = Field(default=200, ge=1, le=10_000)
     use_fulltext: bool = True
     use_vectors: bool = True
+    feedback: float = Field(default=1.0, ge=0, description="pseudo-relevance feedback: query += f x mean(top 3)")
     salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")
     rerank_depth: int = Field(default=30, ge=1)
 
@@ -98,6 +101,11 @@ class SearchEngine:
         )
         cosine = await self._cosines(kind, qvecs, flt, opts.candidates)
         fused = self._fuse(lexical, cosine, opts)
+        if opts.feedback and cosine:
+            top = sorted(fused, key=lambda s: -fused[s])[:3]
+            qvecs = await self._expand(kind, qvecs, flt, top, opts.feedback)
+            cosine = await self._cosines(kind, qvecs, flt, opts.candidates)
+            fused = self._fuse(lexical, cosine, opts)
         if kind == "episode":
             fused = await self._boost(fused, named, opts)
         lex_rank = {seq: rank for rank, (seq, _) in enumerate(lexical, start=1)}
@@ -123,6 +131,19 @@ class SearchEngine:
                 seq = int(seqs[i])
                 best[seq] = max(best.get(seq, -1.0), float(scores[i]))
         return best
+
+    async def _expand(
+        self, kind: RecordKind, qvecs: dict[str, tuple[int, Vector]], flt: SearchFilter, top: list[int], weight: float
+    ) -> dict[str, tuple[int, Vector]]:
+        expanded = {}
+        for model, (dimensions, vector) in qvecs.items():
+            seqs, matrix = await self._vectors(kind, model, dimensions, flt)
+            rows = np.isin(seqs, top)
+            if rows.any():
+                vector = vector + weight * matrix[rows].mean(axis=0)
+                vector = (vector / np.linalg.norm(vector)).astype(np.float32)
+            expanded[model] = (dimensions, vector)
+        return expanded
 
     async def _vectors(
         self, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter

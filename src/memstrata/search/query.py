@@ -8,7 +8,7 @@ from collections.abc import Iterable
 MAX_TERMS = 64
 MAX_QUERY_CHARS = 10_000
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-STOP_WORDS = frozenset(  # noqa: SIM905 (a word list reads best as text)
+STOP_WORDS = frozenset(
     """a an the and or but if of at by for with about against between into through during before after above below
     to from up down in out on off over under again further then once here there when where why how all any both each
     few more most other some such no nor not only own same so than too very s t can will just don should now i me my

@@ -1,0 +1,241 @@
+"""Retrieval quality on LoCoMo (development split): memstrata's default search vs plain BM25 and dense.
+
+    python bench/locomo.py [--data ../shared/bench/locomo/locomo-dev.json]
+
+Every dialog turn is stored as one episode, text ``[<session date>] <speaker>: <text>``,
+source node = the speaker, one user per conversation, one session per LoCoMo session.
+For each question of categories 1-4 the question's conversation is searched, and the
+ranks of its evidence turns give recall@1/5/10/20 (fraction of evidence turns in the top
+k) and MRR (reciprocal rank of the first evidence turn, 0 beyond rank 100). Baselines in
+the same run over the same turns: plain BM25 (lowercase ``[a-z0-9]+`` tokens, stop
+words removed, no stemming, k1 = 1.2, b = 0.75), plain dense cosine with the same
+embedding model, and equal-weight RRF of the two. Ablations switch off one part of the
+default at a time. Nothing reads the answers; every question uses the same settings.
+LoCoMo is CC BY-NC 4.0, used here as test data only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import re
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memstrata import Episode, Memory, MemoryConfig, Scope
+from memstrata.search import SearchOptions
+from memstrata.search.fusion import rrf_fusion
+from memstrata.search.query import STOP_WORDS
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo-dev.json"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+EVIDENCE = re.compile(r"D(\d+):(\d+)")
+DEPTH = 100
+
+
+def session_time(text: str) -> datetime:
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def turns_of(sample: dict[str, Any]) -> list[Episode]:
+    conversation, episodes, n = sample["conversation"], [], 1
+    while f"session_{n}" in conversation:
+        date_text = conversation[f"session_{n}_date_time"]
+        start = session_time(date_text)
+        for i, turn in enumerate(conversation[f"session_{n}"]):
+            text = turn["text"] + (f" [shares {turn['blip_caption']}]" if turn.get("blip_caption") else "")
+            episodes.append(
+                Episode(
+                    id=f"{sample['sample_id']}/{turn['dia_id']}",
+                    content=f"[{date_text}] {turn['speaker']}: {text}",
+                    timestamp=start + timedelta(seconds=i),
+                    source_node=turn["speaker"],
+                    session=f"session_{n}",
+                    user=sample["sample_id"],
+                    agent="locomo",
+                )
+            )
+        n += 1
+    return episodes
+
+
+class Evidence:
+    """Evidence ids parsed robustly: several ids in one string, malformed and dangling ids counted."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def parse(self, raw: Sequence[str], known: set[str]) -> set[str]:
+        found: set[str] = set()
+        for item in raw:
+            ids = [f"D{a}:{b}" for a, b in EVIDENCE.findall(item)]
+            self.counts["evidence strings"] += 1
+            if len(ids) > 1:
+                self.counts["strings holding several ids"] += 1
+            if not ids or not re.fullmatch(r"D\d+:\d+(\s*;\s*D\d+:\d+)*", item.strip()):
+                self.counts["malformed strings"] += 1
+            for evidence_id in ids:
+                if evidence_id in known:
+                    found.add(evidence_id)
+                else:
+                    self.counts["ids not in the conversation"] += 1
+        return found
+
+
+def tokens(text: str) -> list[str]:
+    return [t for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in STOP_WORDS]
+
+
+class PlainBM25:
+    def __init__(self, docs: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.docs = [Counter(tokens(d)) for d in docs]
+        self.lengths = np.array([sum(d.values()) for d in self.docs], dtype=np.float64)
+        self.avg = float(self.lengths.mean())
+        df: Counter[str] = Counter(t for d in self.docs for t in d)
+        n = len(docs)
+        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        self.k1, self.b = k1, b
+
+    def rank(self, query: str) -> list[int]:
+        scores = np.zeros(len(self.docs))
+        for term in set(tokens(query)):
+            idf = self.idf.get(term)
+            if idf is None:
+                continue
+            tf = np.array([d.get(term, 0) for d in self.docs], dtype=np.float64)
+            scores += idf * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * self.lengths / self.avg))
+        order = np.argsort(-scores, kind="stable")
+        return [int(i) for i in order[:DEPTH] if scores[i] > 0]
+
+
+def metrics(ranked: Sequence[str], evidence: set[str]) -> list[float]:
+    recalls = [len(evidence & set(ranked[:k])) / len(evidence) for k in (1, 5, 10, 20)]
+    first = next((rank for rank, item in enumerate(ranked[:DEPTH], start=1) if item in evidence), None)
+    return [*recalls, 1 / first if first else 0.0]
+
+
+Method = Callable[[str, str, int], "asyncio.Future[list[str]] | Any"]
+
+
+async def evaluate(
+    data: list[dict[str, Any]],
+) -> tuple[dict[str, dict[int, list[list[float]]]], Evidence, dict[str, float]]:
+    evidence = Evidence()
+    results: dict[str, dict[int, list[list[float]]]] = {}
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        mem = await Memory.open(config=MemoryConfig(url=f"sqlite:///{Path(tmp) / 'locomo.db'}"))
+        started = time.perf_counter()
+        conversations = []
+        for sample in data:
+            episodes = turns_of(sample)
+            await mem.episodic.put_many(episodes)
+            conversations.append((sample, episodes))
+        embedded = await mem.index()
+        timings["store + embed turns (s)"] = time.perf_counter() - started
+        timings["turns"] = embedded
+        methods = _methods()
+        for sample, episodes in conversations:
+            await _conversation(mem, sample, episodes, methods, evidence, results, timings)
+        await mem.close()
+    return results, evidence, timings
+
+
+def _methods() -> dict[str, SearchOptions | None]:
+    default = SearchOptions()
+    return {
+        "memstrata default": default,
+        "- without source boost": default.model_copy(update={"source_boost": 0.0}),
+        "- without neighbour spread": default.model_copy(update={"neighbour_weight": 0.0}),
+        "- without query feedback": default.model_copy(update={"feedback": 0.0}),
+        "- RRF k=60 (2:1) instead of linear": default.model_copy(update={"fusion": "rrf"}),
+        "- full text only (FTS5, porter)": default.model_copy(update={"use_vectors": False}),
+        "- vectors only": default.model_copy(update={"use_fulltext": False}),
+        "baseline: plain BM25": None,
+        "baseline: plain dense cosine": None,
+        "baseline: plain RRF (BM25 + dense, k=60)": None,
+    }
+
+
+async def _conversation(
+    mem: Memory,
+    sample: dict[str, Any],
+    episodes: list[Episode],
+    methods: dict[str, SearchOptions | None],
+    evidence: Evidence,
+    results: dict[str, dict[int, list[list[float]]]],
+    timings: dict[str, float],
+) -> None:
+    prefix = f"{sample['sample_id']}/"
+    ids = [e.id.removeprefix(prefix) for e in episodes]
+    known = set(ids)
+    bm25 = PlainBM25([e.content for e in episodes])
+    embedder = mem._engine._readers[0]  # the same model memstrata stored, for the dense baseline
+    matrix = await embedder.embed_batch([e.content for e in episodes])
+    scope = Scope(user=sample["sample_id"])
+    for qa in sample["qa"]:
+        if qa["category"] not in CATEGORIES:
+            continue
+        wanted = evidence.parse(qa.get("evidence", []), known)
+        if not wanted:
+            evidence.counts["questions without usable evidence (skipped)"] += 1
+            continue
+        evidence.counts["questions scored"] += 1
+        question = qa["question"]
+        qvec = await embedder.embed(question)
+        lexical = bm25.rank(question)
+        dense = [int(i) for i in np.argsort(-(matrix @ qvec))[:DEPTH]]
+        for name, options in methods.items():
+            if options is not None:
+                started = time.perf_counter()
+                hits = await mem.episodic.search(scope, question, k=DEPTH, options=options)
+                timings[name] = timings.get(name, 0.0) + time.perf_counter() - started
+                ranked = [h.record.id.removeprefix(prefix) for h in hits]
+            elif name.endswith("BM25"):
+                ranked = [ids[i] for i in lexical]
+            elif name.endswith("cosine"):
+                ranked = [ids[i] for i in dense]
+            else:
+                fused = rrf_fusion([lexical, dense], [1.0, 1.0], 60)
+                ranked = [ids[i] for i in sorted(fused, key=lambda i: -fused[i])]
+            results.setdefault(name, {}).setdefault(qa["category"], []).append(metrics(ranked, wanted))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DATA)
+    args = parser.parse_args()
+    data = json.loads(args.data.read_text())
+    results, evidence, timings = asyncio.run(evaluate(data))
+    print(f"LoCoMo {args.data.name}: {len(data)} conversations, {int(timings['turns'])} turns embedded")
+    print(
+        "\n| method | R@1 | R@5 | R@10 | R@20 | MRR | "
+        + " | ".join(f"c{c} {n} R@10 / MRR" for c, n in CATEGORIES.items())
+        + " |"
+    )
+    print("|---" * (6 + len(CATEGORIES)) + "|")
+    for name, by_category in results.items():
+        rows = [m for ms in by_category.values() for m in ms]
+        overall = np.mean(rows, axis=0)
+        per = [np.mean(by_category[c], axis=0) if c in by_category else None for c in CATEGORIES]
+        cells = [f"{v:.3f}" for v in overall] + [f"{p[2]:.3f} / {p[4]:.3f}" if p is not None else "-" for p in per]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    counts = {c: len(results["memstrata default"].get(c, [])) for c in CATEGORIES}
+    print(f"\nquestions per category: {counts}")
+    print("evidence parsing: " + ", ".join(f"{k}: {v}" for k, v in sorted(evidence.counts.items())))
+    scored = evidence.counts["questions scored"]
+    latency = {k: f"{1000 * v / scored:.1f} ms" for k, v in timings.items() if k in results}
+    print(f"store + embed: {timings['store + embed turns (s)']:.1f} s; mean search latency (k=100): {latency}")
+
+
+if __name__ == "__main__":
+    main()
