@@ -22,7 +22,9 @@ EXPORTS = {
     "MemoryConfig", "MemoryDelta", "MemoryScopeError", "MemoryStore", "MemstrataError", "MigrationNotSupported",
     "MigrationOp", "MigrationPlan", "NoopDelta", "NotFoundError", "RuleBasedScorer", "RuleState",
     "SalienceContext", "SalienceScorer", "SalientEpisode", "SchemaVersionError", "Scope", "SQLiteMemoryStore",
-    "Store", "StoreError", "StoreHealth", "SyncMemory", "UpdateDelta", "parse_delta",
+    "Store", "StoreError", "StoreHealth", "SyncMemory", "UpdateDelta", "parse_delta", "EmbedderMismatchError",
+    "EmbeddingError", "Embedder", "OnnxEmbedder", "OpenAIEmbedder", "IndexProgress", "SearchFilter", "SearchHit",
+    "Reranker", "SearchOptions",
 }  # fmt: skip
 
 

@@ -6,10 +6,14 @@ Everything a user needs is importable from here::
 """
 
 from memstrata.config import MemoryConfig
+from memstrata.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
+from memstrata.embedding.indexer import IndexProgress
 from memstrata.errors import (
     ConfigurationError,
     ConsolidationRuleError,
     DeltaValidationError,
+    EmbedderMismatchError,
+    EmbeddingError,
     EpisodeConflictError,
     FactConflictError,
     InvalidInputError,
@@ -41,8 +45,10 @@ from memstrata.models import (
     UpdateDelta,
     parse_delta,
 )
+from memstrata.models.search import SearchFilter, SearchHit
 from memstrata.salience import RuleBasedScorer, SalienceContext, SalienceScorer
 from memstrata.scope import Scope
+from memstrata.search import Reranker, SearchOptions
 from memstrata.store import FactStore, MemoryStore, SQLiteMemoryStore, Store
 from memstrata.sync import SyncMemory
 from memstrata.tiers import SalientEpisode
@@ -58,6 +64,9 @@ __all__ = [
     "DeleteDelta",
     "DeltaRecord",
     "DeltaValidationError",
+    "Embedder",
+    "EmbedderMismatchError",
+    "EmbeddingError",
     "Episode",
     "EpisodeConflictError",
     "Fact",
@@ -65,6 +74,7 @@ __all__ = [
     "FactFilter",
     "FactPayload",
     "FactStore",
+    "IndexProgress",
     "InvalidInputError",
     "Lineage",
     "Memory",
@@ -78,14 +88,20 @@ __all__ = [
     "MigrationPlan",
     "NoopDelta",
     "NotFoundError",
+    "OnnxEmbedder",
+    "OpenAIEmbedder",
+    "Reranker",
     "RuleBasedScorer",
     "RuleState",
+    "SQLiteMemoryStore",
     "SalienceContext",
     "SalienceScorer",
-    "SQLiteMemoryStore",
     "SalientEpisode",
     "SchemaVersionError",
     "Scope",
+    "SearchFilter",
+    "SearchHit",
+    "SearchOptions",
     "Store",
     "StoreError",
     "StoreHealth",

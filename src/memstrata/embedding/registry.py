@@ -15,7 +15,10 @@ import logging
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
+
 from memstrata.embedding.base import Embedder
+from memstrata.embedding.indexer import KINDS
 from memstrata.errors import EmbedderMismatchError
 from memstrata.store import Store
 
@@ -41,6 +44,8 @@ async def attach(store: Store, embedder: Embedder, strategy: Strategy, previous:
             )
         for model in active:
             await store.set_embedder(model, known[model][0], "readable")
+        if strategy == "multi-active" and current is None:
+            await _start_where(store, embedder.model, active[0])
     await store.set_embedder(embedder.model, embedder.dimensions, "active")
     readable = {model for model, (_, role) in known.items() if role == "readable"} | set(active) - {embedder.model}
     readers = [embedder] + [e for e in previous if e.model in readable]
@@ -48,6 +53,13 @@ async def attach(store: Store, embedder: Embedder, strategy: Strategy, previous:
     if missing:
         log.warning("vectors of %s are not searched: pass their embedders in previous_embedders", sorted(missing))
     return readers
+
+
+async def _start_where(store: Store, model: str, previous: str) -> None:
+    """Multi-active: the new model embeds only what the previous one has not (its rows stay readable)."""
+    for kind in KINDS:
+        position = await store.index_position(kind, previous)
+        await store.save_vectors(kind, model, [], np.zeros((0, 1), dtype=np.float32), upto=position)
 
 
 async def retire_readable(store: Store) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, Field, SkipValidation
 
 from memstrata.models.base import Model
 from memstrata.models.episode import Episode
@@ -36,7 +36,8 @@ class SearchFilter(Model):
 class SearchHit(Model):
     """One result, best first, with why it ranked where it did."""
 
-    record: Episode | Fact
+    # Built from stored, already validated records (and a union of two strict models would not re-validate).
+    record: SkipValidation[Episode | Fact]
     tier: Tier
     score: float = Field(description="the final score (fused, boosted, reranked, salience-weighted)")
     fulltext_rank: int | None = None

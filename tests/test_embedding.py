@@ -1,0 +1,77 @@
+"""Embedders: the packaged ONNX model for real, and an OpenAI-compatible endpoint on a local server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from embedding_server import DIMENSIONS, embedding_server
+from memstrata import EmbeddingError
+from memstrata.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
+
+
+@pytest.fixture
+def server() -> Iterator[ThreadingHTTPServer]:
+    with embedding_server() as running:
+        yield running
+
+
+def endpoint(server: ThreadingHTTPServer) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+async def test_packaged_model_embeds_meaningfully() -> None:
+    embedder = OnnxEmbedder.default()
+    assert isinstance(embedder, Embedder)
+    assert (embedder.model, embedder.dimensions) == ("all-MiniLM-L6-v2-onnx-int8", 384)
+    vectors = await embedder.embed_batch(
+        ["I love hiking in the mountains", "mountain trip ideas", "quarterly tax report"]
+    )
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
+    assert (await embedder.embed_batch([])).shape == (0, 384)
+
+
+async def test_long_texts_are_truncated_not_fatal() -> None:
+    embedder = OnnxEmbedder.default()
+    before = embedder.truncated
+    vector = await embedder.embed("memory " * 5000)
+    assert vector.shape == (384,) and embedder.truncated == before + 1
+
+
+async def test_missing_or_broken_model_files_raise_embedding_error(tmp_path: object) -> None:
+    with pytest.raises(EmbeddingError, match="not found"):
+        await OnnxEmbedder(model_path="/nonexistent/model.onnx").embed("x")
+    broken = tmp_path / "model.onnx"  # type: ignore[operator]
+    broken.write_bytes(b"not a model")
+    with pytest.raises(EmbeddingError, match="cannot load"):
+        await OnnxEmbedder(model_path=broken).embed("x")
+
+
+async def test_openai_compatible_endpoint(server: ThreadingHTTPServer) -> None:
+    embedder = OpenAIEmbedder(endpoint(server), "bow", DIMENSIONS, api_key="k", batch_size=2)
+    vectors = await embedder.embed_batch(["red apple", "green apple", "blue car"])
+    assert vectors.shape == (3, DIMENSIONS) and server.requests == 2  # type: ignore[attr-defined]
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]  # answers were reordered by index
+    assert embedder.model == "openai:bow"
+    await embedder.aclose()
+
+
+async def test_endpoint_failures_and_wrong_dimensions(server: ThreadingHTTPServer) -> None:
+    wrong = OpenAIEmbedder(endpoint(server), "bow", 32)
+    with pytest.raises(EmbeddingError, match="shape"):
+        await wrong.embed("x")
+    await wrong.aclose()
+    server.fail = True  # type: ignore[attr-defined]
+    failing = OpenAIEmbedder(endpoint(server), "bow", DIMENSIONS)
+    with pytest.raises(EmbeddingError, match="failed"):
+        await failing.embed("x")
+    await failing.aclose()
+    down = OpenAIEmbedder("http://127.0.0.1:9/v1", "bow", DIMENSIONS, timeout=2)
+    with pytest.raises(EmbeddingError):
+        await down.embed("x")
+    await down.aclose()

@@ -1,0 +1,204 @@
+"""Hybrid search through the public API: real SQLite, FTS5 and the packaged model."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from conftest import at, ep
+
+from memstrata import AddDelta, InvalidInputError, Memory, MemoryConfig, Scope, SearchHit, SearchOptions
+
+TEXTS = {
+    "hike": "I love hiking in the Alps every summer",
+    "cat": "My cat is called Milo and sleeps all day",
+    "trip": "Let's plan a trip to the Rocky Mountains next July",
+    "tax": "The quarterly tax report is due on Friday",
+    "bread": "I baked sourdough bread with rye flour",
+}
+
+
+@pytest.fixture
+async def filled(tmp_path: Path) -> AsyncIterator[Memory]:
+    mem = await Memory.open(config=MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False))
+    episodes = [
+        ep(key, text, minutes=i).model_copy(update={"source_node": "alex"})
+        for i, (key, text) in enumerate(TEXTS.items())
+    ]
+    await mem.episodic.put_many(episodes, user="alex", session="s1", agent="a")
+    await mem.episodic.put(ep("other", "mountain hiking trip with friends"), user="alex2", session="s1", agent="a")
+    yield mem
+    await mem.close()
+
+
+def ids(hits: list[SearchHit]) -> list[str]:
+    return [h.record.id for h in hits]
+
+
+async def test_full_text_finds_records_before_they_are_embedded(filled: Memory) -> None:
+    hits = await filled.search(Scope(user="alex"), "sourdough", k=3)
+    assert ids(hits)[0] == "bread" and hits[0].fulltext_rank == 1 and hits[0].vector_rank is None
+
+
+async def test_vectors_find_meaning_without_shared_words(filled: Memory) -> None:
+    assert await filled.index() == 6
+    hits = await filled.search(Scope(user="alex"), "mountain vacation ideas", k=3)
+    assert set(ids(hits)[:2]) == {"trip", "hike"}
+    best = hits[0]
+    assert best.vector_rank == 1 and best.cosine is not None and best.cosine > 0.3
+    assert best.score >= hits[1].score >= hits[2].score
+
+
+async def test_fresh_waits_for_the_indexer(filled: Memory) -> None:
+    hits = await filled.search(Scope(user="alex"), "feline pet", k=1, fresh=True)
+    assert ids(hits) == ["cat"]
+
+
+async def test_search_never_crosses_scopes(filled: Memory) -> None:
+    await filled.index()
+    assert "other" not in ids(await filled.search(Scope(user="alex"), "mountain hiking trip friends", k=10))
+    assert ids(await filled.search(Scope(user="alex2"), "mountain hiking trip friends", k=10)) == ["other"]
+    assert await filled.search(Scope(user="alex", session="nope"), "hiking", k=10) == []
+
+
+async def test_time_range_and_tiers(filled: Memory) -> None:
+    await filled.index()
+    hits = await filled.episodic.search(Scope(user="alex"), "hiking trip mountains", k=10, since=at(2), until=at(3))
+    assert ids(hits) == ["trip"]
+    assert await filled.search(Scope(user="alex"), "hiking", k=5, tiers=["semantic"]) == []
+
+
+async def test_facts_are_searched_current_or_as_of(filled: Memory) -> None:
+    base = {"source_episode_ids": [], "promotion_ts": datetime.now(UTC), "rule_id": "r", "confidence": 1.0}
+    payload = {"user": "alex", "agent": "a", "memory_type": "preference", "tags": ["food"]}
+    first = await filled.semantic.apply_delta(
+        AddDelta(fact_payload={"text": "Alex likes rye bread", **payload}, **base)
+    )
+    between = datetime.now(UTC)
+    await filled.semantic.apply_delta(
+        {
+            "kind": "update",
+            "replaces": [first.fact_id],
+            "fact_payload": {"text": "Alex prefers spelt bread", **payload},
+            **base,
+        }
+    )
+    await filled.index()
+    now = await filled.semantic.search(Scope(user="alex"), "what bread does alex like", k=5)
+    assert [h.record.text for h in now] == ["Alex prefers spelt bread"]  # type: ignore[union-attr]
+    then = await filled.semantic.search(Scope(user="alex"), "bread", k=5, as_of=between)
+    assert [h.record.text for h in then] == ["Alex likes rye bread"]  # type: ignore[union-attr]
+    assert await filled.semantic.search(Scope(user="alex"), "bread", memory_types=["decision"]) == []
+    assert len(await filled.semantic.search(Scope(user="alex"), "bread", tags=["food", "x"])) == 1
+    both = await filled.search(Scope(user="alex"), "bread", k=10)
+    assert {h.tier for h in both} == {"episodic", "semantic"}
+
+
+async def test_source_named_in_the_query_is_a_boost_not_a_keyword(tmp_path: Path) -> None:
+    mem = await Memory.open(config=MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False))
+    turns = [
+        ("mel", "Melanie", "I painted a sunrise over the lake"),
+        ("car", "Caroline", "I painted my bedroom walls blue"),
+    ]
+    await mem.episodic.put_many(
+        [ep(i, text).model_copy(update={"source_node": who}) for i, who, text in turns],
+        user="u",
+        session="s",
+        agent="a",
+    )
+    await mem.index()
+    assert ids(await mem.search(Scope(user="u"), "What did Caroline paint?", k=2))[0] == "car"
+    assert ids(await mem.search(Scope(user="u"), "What did Melanie paint?", k=2))[0] == "mel"
+    await mem.close()
+
+
+class Reverse:
+    async def rerank(self, query: str, hits: list[SearchHit]) -> list[SearchHit]:
+        return list(reversed(hits))
+
+
+async def test_reranker_reorders_the_head(filled: Memory) -> None:
+    plain = await filled.search(Scope(user="alex"), "hiking trip mountains", k=2, options=SearchOptions(rerank_depth=2))
+    reranked = await filled.search(
+        Scope(user="alex"), "hiking trip mountains", k=2, reranker=Reverse(), options=SearchOptions(rerank_depth=2)
+    )
+    assert ids(reranked) == ids(plain)[::-1] and all(h.reranked for h in reranked)
+
+
+async def test_salience_weight_prefers_recently_used(filled: Memory) -> None:
+    await filled.index()
+    await filled.episodic.recent("alex", limit=1)  # touches the newest episode, "bread"
+    options = SearchOptions(salience_weight=1.0)
+    hits = await filled.search(Scope(user="alex"), "summer food", k=5, options=options)
+    assert hits[0].record.id == "bread" and hits[0].salience is not None and hits[0].salience > 0.9
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n"])
+async def test_empty_queries_are_refused(filled: Memory, query: str) -> None:
+    with pytest.raises(InvalidInputError, match="non-empty"):
+        await filled.search(Scope(user="alex"), query)
+
+
+async def test_huge_queries_and_bad_k(filled: Memory) -> None:
+    hits = await filled.search(Scope(user="alex"), "sourdough " + "lorem ipsum " * 20_000, k=1, fresh=True)
+    assert len(hits) == 1
+    with pytest.raises(InvalidInputError, match="k must be"):
+        await filled.search(Scope(user="alex"), "x", k=0)
+    assert await filled.search(Scope(user="alex"), '"; DROP TABLE episodes; -- OR NEAR(', k=1) is not None
+
+
+async def test_corrupt_vector_rows_are_skipped(
+    filled: Memory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    await filled.index()
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        db.execute("UPDATE vectors SET vector = x'00' WHERE seq = (SELECT seq FROM episodes WHERE id = 'cat')")
+    hits = await filled.search(Scope(user="alex"), "feline pet called Milo", k=5)
+    assert "cat" in ids(hits)  # still found by full text
+    assert "corrupt" in caplog.text
+
+
+async def test_failed_batch_leaves_nothing_searchable(filled: Memory) -> None:
+    with pytest.raises(Exception, match="already stored"):
+        await filled.episodic.put_many(
+            [ep("new1", "zebra crossing"), ep("cat", "changed")], user="alex", session="s1", agent="a"
+        )
+    assert await filled.search(Scope(user="alex"), "zebra", k=3) == []
+
+
+async def test_background_indexing_catches_up(tmp_path: Path) -> None:
+    async with await Memory.open(f"sqlite:///{tmp_path / 'm.db'}") as mem:
+        await mem.episodic.put(ep("e1", "The violin lesson is on Tuesday"), user="u", session="s", agent="a")
+        await mem.index()  # waits for whatever the background task has not done yet
+        hits = await mem.search(Scope(user="u"), "music class schedule", k=1)
+        assert hits[0].vector_rank == 1
+
+
+def test_v1_database_is_upgraded_and_indexed(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    schema = (Path(__file__).parents[1] / "src/memstrata/store/schema/sqlite/001_base.sql").read_text()
+    with sqlite3.connect(path) as db:
+        db.executescript(schema)
+        db.execute(
+            "CREATE TABLE schema_version (kind TEXT, version INTEGER, description TEXT, body TEXT, applied_at TEXT)"
+        )
+        db.execute("INSERT INTO schema_version VALUES ('base', 1, 'base', NULL, '2025-01-01T00:00:00.000000Z')")
+        db.execute(
+            "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node, metadata,"
+            " recorded_at) VALUES ('old', '/user/u/session/s/agent/a/', 'u', 's', 'a', 'an archived violin note',"
+            " '2025-01-01T00:00:00.000000Z', '', '{}', '2025-01-01T00:00:00.000000Z')"
+        )
+    from memstrata import SyncMemory
+
+    with SyncMemory.open(f"sqlite:///{path}", config=MemoryConfig(embedder="none")) as mem:
+        assert mem.health().schema_version == 2
+        assert [h.record.id for h in mem.search(Scope(user="u"), "violin")] == ["old"]
+
+
+async def test_since_until_accept_aware_datetimes_only(filled: Memory) -> None:
+    with pytest.raises(InvalidInputError, match="timezone"):
+        await filled.search(Scope(user="alex"), "x", since=datetime(2025, 1, 1))
+    assert await filled.search(Scope(user="alex"), "hiking", since=at(0) + timedelta(days=999)) == []
