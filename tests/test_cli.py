@@ -110,3 +110,17 @@ def test_demo_runs_on_a_real_file(tmp_path: Path) -> None:
     refused = runner.invoke(app, ["demo", "--db", str(path)])
     assert refused.exit_code == 2 and "--fresh" in refused.output
     invoke("demo", "--db", str(path), "--fresh")
+
+
+def test_search_index_and_migrate_embedder(db: list[str]) -> None:
+    invoke("record", "I adore hiking in the Dolomites", "-u", "al", "-s", "s", "-a", "x", "--id", "hike", *db)
+    invoke("record", "Tax forms are due on Friday", "-u", "al", "-s", "s", "-a", "x", "--id", "tax", *db)
+    hits = [
+        json.loads(line)
+        for line in invoke("search", "mountain holidays", "-u", "al", "--fresh", "--json", *db).splitlines()
+    ]
+    assert hits[0]["record"]["id"] == "hike" and hits[0]["vector_rank"] == 1
+    assert "embedded 0 records" in invoke("index", *db)
+    assert "complete" in invoke("migrate-embedder", *db)
+    result = runner.invoke(app, ["search", " ", "-u", "al", *db])
+    assert result.exit_code != 0 and "non-empty" in result.output

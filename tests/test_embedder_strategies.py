@@ -7,9 +7,9 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
 from conftest import ep
 from embedding_server import DIMENSIONS, embedding_server
-
 from memstrata import EmbedderMismatchError, Memory, MemoryConfig, OnnxEmbedder, OpenAIEmbedder, Scope
 
 

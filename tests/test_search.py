@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import at, ep
 
+from conftest import at, ep
 from memstrata import AddDelta, InvalidInputError, Memory, MemoryConfig, Scope, SearchHit, SearchOptions
 
 TEXTS = {
@@ -187,9 +187,9 @@ def test_v1_database_is_upgraded_and_indexed(tmp_path: Path) -> None:
         )
         db.execute("INSERT INTO schema_version VALUES ('base', 1, 'base', NULL, '2025-01-01T00:00:00.000000Z')")
         db.execute(
-            "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node, metadata,"
-            " recorded_at) VALUES ('old', '/user/u/session/s/agent/a/', 'u', 's', 'a', 'an archived violin note',"
-            " '2025-01-01T00:00:00.000000Z', '', '{}', '2025-01-01T00:00:00.000000Z')"
+            "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node,"
+            " metadata, recorded_at) VALUES ('old', '/user/u/session/s/agent/a/', 'u', 's', 'a',"
+            " 'an archived violin note', '2025-01-01T00:00:00.000000Z', '', '{}', '2025-01-01T00:00:00.000000Z')"
         )
     from memstrata import SyncMemory
 

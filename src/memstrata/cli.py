@@ -14,12 +14,13 @@ from typing import Annotated, Any
 import orjson
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from memstrata.config import MemoryConfig
 from memstrata.errors import InvalidInputError, MemstrataError
 from memstrata.models import ConsolidationRule, ConsolidationRun, Episode, MigrationPlan
+from memstrata.scope import Scope
 from memstrata.sync import SyncMemory
 
 app = typer.Typer(help="memstrata: layered long-term memory for AI agents.", no_args_is_help=True)
@@ -203,6 +204,77 @@ def facts(
             f.id[:8], f.text, f"{f.valid_from:%Y-%m-%d}", valid_to, f.status, ", ".join(f.source_episode_ids), f.rule_id
         )
     console.print(table)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    user: UserOption,
+    agent: Annotated[str | None, typer.Option("--agent", "-a")] = None,
+    session: Annotated[str | None, typer.Option("--session", "-s")] = None,
+    k: Annotated[int, typer.Option("-k", min=1, help="How many hits.")] = 10,
+    tier: Annotated[list[str] | None, typer.Option(help="episodic and/or semantic (default: both).")] = None,
+    fresh: Annotated[bool, typer.Option(help="Embed records not yet indexed before searching.")] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Hybrid search (full text + vectors) over a scope's episodes and facts."""
+    scope = Scope(user=user, agent=agent, session=session)
+    tiers = tuple(tier or ("episodic", "semantic"))
+    if not set(tiers) <= {"episodic", "semantic"}:
+        raise typer.BadParameter(f"--tier must be episodic or semantic, got {tiers}")
+    with _memory(db) as mem:
+        try:
+            hits = mem.search(scope, query, k, tiers=tiers, fresh=fresh)  # type: ignore[arg-type]
+        except InvalidInputError as error:
+            raise typer.BadParameter(str(error)) from None
+    if as_json:
+        _print_json(hits)
+        return
+    table = Table("score", "tier", "text", "full text #", "vector #")
+    for h in hits:
+        text = h.record.content if isinstance(h.record, Episode) else h.record.text
+        table.add_row(f"{h.score:.3f}", h.tier, text, str(h.fulltext_rank or "-"), str(h.vector_rank or "-"))
+    console.print(table)
+
+
+@app.command()
+def index(db: DbOption = None) -> None:
+    """Embed every record the active embedder has not embedded yet."""
+    with _memory(db) as mem:
+        console.print(f"embedded {mem.index()} records")
+
+
+@app.command("migrate-embedder")
+def migrate_embedder(
+    strategy: Annotated[str, typer.Option(help="auto-migrate (re-embed, then drop old vectors) or multi-active.")] = (
+        "auto-migrate"
+    ),
+    db: DbOption = None,
+) -> None:
+    """Re-embed every record with the configured embedder; resumable (Ctrl-C, then run it again)."""
+    if strategy not in ("auto-migrate", "multi-active"):
+        raise typer.BadParameter("--strategy must be auto-migrate or multi-active")
+    try:
+        with SyncMemory.open(config=MemoryConfig.from_env(url=db, embedder_strategy=strategy)) as mem:
+            _migrate_with_progress(mem)
+    except MemstrataError as error:
+        err.print(f"[red]error:[/] {type(error).__name__}: {error}", highlight=False)
+        raise typer.Exit(code=2) from None
+    except KeyboardInterrupt:
+        err.print("interrupted: progress is saved, run the same command again to resume")
+        raise typer.Exit(code=130) from None
+
+
+def _migrate_with_progress(mem: SyncMemory) -> None:
+    columns = (TextColumn("re-embedding {task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err) as progress:
+        tasks: dict[str, TaskID] = {}
+        for step in mem.migrate_embedder():
+            if step.kind not in tasks:
+                tasks[step.kind] = progress.add_task(f"{step.kind}s", total=step.embedded + step.remaining)
+            progress.update(tasks[step.kind], completed=step.embedded)
+    console.print("embedder migration complete")
 
 
 @app.command()
