@@ -102,9 +102,10 @@ class SearchEngine:
         cosine = await self._cosines(kind, qvecs, flt, opts.candidates)
         fused = self._fuse(lexical, cosine, opts)
         if opts.feedback and cosine:
+            # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = sorted(fused, key=lambda s: -fused[s])[:3]
             qvecs = await self._expand(kind, qvecs, flt, top, opts.feedback)
-            cosine = await self._cosines(kind, qvecs, flt, opts.candidates)
+            cosine = await self._cosines(kind, qvecs, flt, opts.candidates, only=list(fused))
             fused = self._fuse(lexical, cosine, opts)
         if kind == "episode":
             fused = await self._boost(fused, named, opts)
@@ -118,11 +119,18 @@ class SearchEngine:
         ]  # fmt: skip
 
     async def _cosines(
-        self, kind: RecordKind, qvecs: dict[str, tuple[int, Vector]], flt: SearchFilter, limit: int
+        self,
+        kind: RecordKind,
+        qvecs: dict[str, tuple[int, Vector]],
+        flt: SearchFilter,
+        limit: int,
+        only: Sequence[int] | None = None,
     ) -> dict[int, float]:
         best: dict[int, float] = {}
         for model, (dimensions, vector) in qvecs.items():
             seqs, matrix = await self._vectors(kind, model, dimensions, flt)
+            if only is not None:
+                seqs, matrix = _rows(seqs, matrix, only)
             if not len(seqs):
                 continue
             scores = matrix @ vector
@@ -137,10 +145,9 @@ class SearchEngine:
     ) -> dict[str, tuple[int, Vector]]:
         expanded = {}
         for model, (dimensions, vector) in qvecs.items():
-            seqs, matrix = await self._vectors(kind, model, dimensions, flt)
-            rows = np.isin(seqs, top)
-            if rows.any():
-                vector = vector + weight * matrix[rows].mean(axis=0)
+            _, rows = _rows(*await self._vectors(kind, model, dimensions, flt), top)
+            if len(rows):
+                vector = vector + weight * rows.mean(axis=0)
                 vector = (vector / np.linalg.norm(vector)).astype(np.float32)
             expanded[model] = (dimensions, vector)
         return expanded
@@ -214,6 +221,16 @@ class SearchEngine:
             )
         weighed.sort(key=lambda h: h.score, reverse=True)
         return weighed
+
+
+def _rows(seqs: npt.NDArray[np.int64], matrix: Vector, wanted: Sequence[int]) -> tuple[npt.NDArray[np.int64], Vector]:
+    """The rows of ``wanted`` seqs (``seqs`` is sorted), found by binary search, not a scan."""
+    keys = np.asarray(sorted(set(wanted)), dtype=np.int64)
+    at = np.searchsorted(seqs, keys)
+    hit = at < len(seqs)
+    at = at[hit]
+    at = at[seqs[at] == keys[hit]]
+    return seqs[at], matrix[at]
 
 
 def _within(record: object, flt: SearchFilter) -> bool:

@@ -84,11 +84,11 @@ async def fulltext(
 async def vectors(
     db: aiosqlite.Connection, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter
 ) -> tuple[Seqs, Matrix]:
-    """Every stored vector of ``model`` for the filter's rows; rows of the wrong size are skipped."""
+    """Every stored vector of ``model`` for the filter's rows, by ``seq``; rows of the wrong size are skipped."""
     clause, params = where(kind, flt)
     cursor = await db.execute(
         f"SELECT v.seq, v.vector FROM vectors v JOIN {TABLE[kind]} r ON r.seq = v.seq"
-        f" WHERE v.kind = ? AND v.model = ? AND {clause}",
+        f" WHERE v.kind = ? AND v.model = ? AND {clause} ORDER BY v.seq",
         (kind, model, *params),
     )
     rows = list(await cursor.fetchall())
