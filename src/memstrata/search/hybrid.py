@@ -181,11 +181,8 @@ class SearchEngine:
             return fused
         top = sorted(fused, key=lambda s: -fused[s])[: opts.candidates]
         if named and opts.source_boost:
-            records = await self._store.records("episode", top)
-            wanted = {n.lower() for n in named}
-            for seq, record in records.items():
-                if isinstance(record, Episode) and record.source_node.lower() in wanted:
-                    fused[seq] *= 1 + opts.source_boost
+            for seq in await self._store.from_sources(top, named):
+                fused[seq] *= 1 + opts.source_boost
         if opts.neighbour_weight:
             spread = dict(fused)
             for seq, around in (await self._store.neighbours(top[:50])).items():

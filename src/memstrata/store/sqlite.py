@@ -373,6 +373,10 @@ class SQLiteMemoryStore:
         async with self._read() as db:
             return await sqlite_search.sources(db, flt)
 
+    async def from_sources(self, seqs: Sequence[int], names: Sequence[str]) -> set[int]:
+        async with self._read() as db:
+            return await sqlite_search.from_sources(db, seqs, names)
+
     async def pending_texts(self, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
         async with self._read() as db:
             return await sqlite_search.pending_texts(db, kind, model, limit)

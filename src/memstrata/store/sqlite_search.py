@@ -129,13 +129,24 @@ async def neighbours(db: aiosqlite.Connection, seqs: Sequence[int]) -> dict[int,
 
 
 async def sources(db: aiosqlite.Connection, flt: SearchFilter, limit: int = 1000) -> list[str]:
-    """Distinct non-empty ``source_node`` values of the filter's episodes (speakers, tools, ...)."""
-    clause, params = where("episode", flt)
+    """Distinct non-empty ``source_node`` values of the filter's scope (speakers, tools, ...)."""
+    clause, params = where("episode", flt.model_copy(update={"since": None, "until": None}))
     cursor = await db.execute(
-        f"SELECT DISTINCT r.source_node FROM episodes r WHERE {clause} AND r.source_node != '' LIMIT ?",
-        (*params, limit),
+        f"SELECT DISTINCT r.source_node FROM episode_sources r WHERE {clause} LIMIT ?", (*params, limit)
     )
     return [str(row[0]) for row in await cursor.fetchall()]
+
+
+async def from_sources(db: aiosqlite.Connection, seqs: Sequence[int], names: Sequence[str]) -> set[int]:
+    """Which of the episodes ``seqs`` come from one of ``names`` (case-insensitive)."""
+    if not seqs or not names:
+        return set()
+    marks, name_marks = ", ".join("?" for _ in seqs), ", ".join("?" for _ in names)
+    cursor = await db.execute(
+        f"SELECT seq FROM episodes WHERE seq IN ({marks}) AND lower(source_node) IN ({name_marks})",
+        (*seqs, *[n.lower() for n in names]),
+    )
+    return {int(row[0]) for row in await cursor.fetchall()}
 
 
 async def pending_texts(db: aiosqlite.Connection, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:

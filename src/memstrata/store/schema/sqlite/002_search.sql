@@ -1,4 +1,4 @@
--- memstrata SQLite schema, version 2: full text (FTS5, kept in sync by triggers) and vectors.
+-- memstrata SQLite schema, version 2: full text (FTS5, kept in sync by triggers), sources and vectors.
 CREATE VIRTUAL TABLE IF NOT EXISTS episodes_fts USING fts5(
     content, content = 'episodes', content_rowid = 'seq', tokenize = 'porter unicode61'
 );
@@ -12,6 +12,18 @@ CREATE TRIGGER IF NOT EXISTS episodes_fts_update AFTER UPDATE OF content ON epis
     INSERT INTO episodes_fts (episodes_fts, rowid, content) VALUES ('delete', old.seq, old.content);
     INSERT INTO episodes_fts (rowid, content) VALUES (new.seq, new.content);
 END;
+
+-- The distinct sources (speakers, tools) of each scope: search boosts the ones a query names.
+CREATE TABLE IF NOT EXISTS episode_sources (
+    scope_key   TEXT NOT NULL,
+    source_node TEXT NOT NULL,
+    PRIMARY KEY (scope_key, source_node)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS episode_sources_insert AFTER INSERT ON episodes WHEN new.source_node != '' BEGIN
+    INSERT OR IGNORE INTO episode_sources (scope_key, source_node) VALUES (new.scope_key, new.source_node);
+END;
+INSERT OR IGNORE INTO episode_sources (scope_key, source_node)
+    SELECT DISTINCT scope_key, source_node FROM episodes WHERE source_node != '';
 
 CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
     text, content = 'facts', content_rowid = 'seq', tokenize = 'porter unicode61'
