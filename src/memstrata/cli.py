@@ -37,7 +37,8 @@ UserOption = Annotated[str, typer.Option("--user", "-u", help="User id.")]
 @contextmanager
 def _memory(db: str | None) -> Iterator[SyncMemory]:
     try:
-        with SyncMemory.open(config=MemoryConfig.from_env(url=db)) as mem:
+        # A command is a short process: no background indexing; `search` and `index` embed what is pending.
+        with SyncMemory.open(config=MemoryConfig.from_env(url=db, index_in_background=False)) as mem:
             yield mem
     except MemstrataError as error:
         err.print(f"[red]error:[/] {type(error).__name__}: {error}", highlight=False)
@@ -214,7 +215,7 @@ def search(
     session: Annotated[str | None, typer.Option("--session", "-s")] = None,
     k: Annotated[int, typer.Option("-k", min=1, help="How many hits.")] = 10,
     tier: Annotated[list[str] | None, typer.Option(help="episodic and/or semantic (default: both).")] = None,
-    fresh: Annotated[bool, typer.Option(help="Embed records not yet indexed before searching.")] = False,
+    fresh: Annotated[bool, typer.Option(help="Embed records not yet indexed before searching.")] = True,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:

@@ -56,7 +56,7 @@ class MemoryConfig(Model):
         ):
             if key in env:
                 values[name] = _flag(key, env[key])
-        values.update({k: v for k, v in overrides.items() if v is not None})
+        values.update({k: v for k, v in overrides.items() if v is not None})  # explicit arguments win
         return cls.model_validate(values)
 
 

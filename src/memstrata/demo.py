@@ -11,6 +11,7 @@ from rich.table import Table
 
 from memstrata._time import utcnow
 from memstrata.models import ConsolidationRule, Episode, Fact
+from memstrata.scope import Scope
 from memstrata.sync import SyncMemory
 
 USER, AGENT = "sam", "assistant"
@@ -129,6 +130,17 @@ def run_demo(url: str, console: Console | None = None) -> None:
                 mem.semantic.facts(USER, AGENT, valid_at=april),
             )
         )
+        mem.index()  # embed what the background indexer has not reached yet
+        searches = (
+            ("semantic.search", "Where does Sam live now?", ("semantic",)),
+            ("search", "what food should I suggest for dinner", ("episodic", "semantic")),
+        )
+        for label, question, tiers in searches:
+            out.print(f"[bold]{label}[/] {question!r} — hybrid (full text + vectors) over {' and '.join(tiers)}:")
+            for hit in mem.search(Scope(user=USER), question, k=3, tiers=tiers):
+                text = hit.record.content if isinstance(hit.record, Episode) else hit.record.text
+                out.print(f"  {hit.score:.2f}  {hit.tier:<8} {escape(text)}")
+        out.print()
         audit = mem.semantic.deltas(limit=1000)
         counts = {kind: sum(1 for r in audit if r.kind == kind) for kind in ("add", "update", "delete", "noop")}
         out.print(f"audit log: {len(audit)} deltas applied — {counts}")

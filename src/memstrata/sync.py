@@ -52,6 +52,7 @@ class _Loop:
         return future.result()
 
     def stop(self) -> None:
+        self.run(self.loop.shutdown_default_executor())  # let embedding threads finish first
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join()
         self.loop.close()
