@@ -31,6 +31,8 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/ingest.py
+	$(PY) bench/locomo.py
+	$(PY) bench/search_latency.py
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache .hypothesis

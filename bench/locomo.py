@@ -160,6 +160,7 @@ def _methods() -> dict[str, SearchOptions | None]:
         "- RRF k=60 (2:1) instead of linear": default.model_copy(update={"fusion": "rrf"}),
         "- full text only (FTS5, porter)": default.model_copy(update={"use_vectors": False}),
         "- vectors only": default.model_copy(update={"use_fulltext": False}),
+        "+ salience weight 0.3": default.model_copy(update={"salience_weight": 0.3}),
         "baseline: plain BM25": None,
         "baseline: plain dense cosine": None,
         "baseline: plain RRF (BM25 + dense, k=60)": None,

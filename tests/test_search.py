@@ -202,3 +202,13 @@ async def test_since_until_accept_aware_datetimes_only(filled: Memory) -> None:
     with pytest.raises(InvalidInputError, match="timezone"):
         await filled.search(Scope(user="alex"), "x", since=datetime(2025, 1, 1))
     assert await filled.search(Scope(user="alex"), "hiking", since=at(0) + timedelta(days=999)) == []
+
+
+async def test_vector_recall_with_threshold_and_model(filled: Memory) -> None:
+    await filled.index()
+    vectors_only = SearchOptions(use_fulltext=False, min_cosine=0.35, neighbour_weight=0.0, feedback=0.0)
+    hits = await filled.search(Scope(user="alex"), "mountain vacation ideas", k=10, options=vectors_only)
+    assert hits and all(h.cosine is not None and h.cosine >= 0.35 for h in hits)
+    assert len(hits) < len(TEXTS)
+    nobody = vectors_only.model_copy(update={"models": ("some-other-model",)})
+    assert await filled.search(Scope(user="alex"), "mountain vacation ideas", k=10, options=nobody) == []

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from memstrata._time import utcnow
 from memstrata.models import ConsolidationRule, Episode, Fact
+from memstrata.models.search import Tier
 from memstrata.scope import Scope
 from memstrata.sync import SyncMemory
 
@@ -131,7 +132,7 @@ def run_demo(url: str, console: Console | None = None) -> None:
             )
         )
         mem.index()  # embed what the background indexer has not reached yet
-        searches = (
+        searches: tuple[tuple[str, str, tuple[Tier, ...]], ...] = (
             ("semantic.search", "Where does Sam live now?", ("semantic",)),
             ("search", "what food should I suggest for dinner", ("episodic", "semantic")),
         )

@@ -45,6 +45,8 @@ class SearchOptions(Model):
     candidates: int = Field(default=200, ge=1, le=10_000)
     use_fulltext: bool = True
     use_vectors: bool = True
+    min_cosine: float | None = Field(default=None, ge=-1, le=1, description="vector candidates below it are dropped")
+    models: tuple[str, ...] | None = Field(default=None, description="read only these models' vectors")
     feedback: float = Field(default=1.0, ge=0, description="pseudo-relevance feedback: query += f x mean(top 3)")
     salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")
     rerank_depth: int = Field(default=30, ge=1)
@@ -74,7 +76,7 @@ class SearchEngine:
         """The ``k`` best hits across the filter's tiers, best first."""
         opts = options or self.options
         text = _check_query(query, k)
-        qvecs = await self._query_vectors(text) if opts.use_vectors else {}
+        qvecs = await self._query_vectors(text, opts.models) if opts.use_vectors else {}
         scored: list[tuple[float, Tier, int, dict[str, float | int | None]]] = []
         for tier in flt.tiers:
             scored += await self._tier(tier, text, qvecs, flt, opts)
@@ -87,8 +89,9 @@ class SearchEngine:
             hits = await self._weigh_salience(hits, opts.salience_weight)
         return hits[:k]
 
-    async def _query_vectors(self, text: str) -> dict[str, tuple[int, Vector]]:
-        return {r.model: (r.dimensions, await r.embed(text)) for r in self._readers}
+    async def _query_vectors(self, text: str, models: tuple[str, ...] | None) -> dict[str, tuple[int, Vector]]:
+        readers = [r for r in self._readers if models is None or r.model in models]
+        return {r.model: (r.dimensions, await r.embed(text)) for r in readers}
 
     async def _tier(
         self, tier: Tier, text: str, qvecs: dict[str, tuple[int, Vector]], flt: SearchFilter, opts: SearchOptions
@@ -99,13 +102,13 @@ class SearchEngine:
         lexical = (
             await self._store.fulltext(kind, flt, q.terms(text, named), opts.candidates) if opts.use_fulltext else []
         )
-        cosine = await self._cosines(kind, qvecs, flt, opts.candidates)
+        cosine = _above(await self._cosines(kind, qvecs, flt, opts.candidates), opts.min_cosine)
         fused = self._fuse(lexical, cosine, opts)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = sorted(fused, key=lambda s: -fused[s])[:3]
             qvecs = await self._expand(kind, qvecs, flt, top, opts.feedback)
-            cosine = await self._cosines(kind, qvecs, flt, opts.candidates, only=list(fused))
+            cosine = _above(await self._cosines(kind, qvecs, flt, opts.candidates, only=list(fused)), opts.min_cosine)
             fused = self._fuse(lexical, cosine, opts)
         if kind == "episode":
             fused = await self._boost(fused, named, opts)
@@ -228,6 +231,10 @@ def _rows(seqs: npt.NDArray[np.int64], matrix: Vector, wanted: Sequence[int]) ->
     at = at[hit]
     at = at[seqs[at] == keys[hit]]
     return seqs[at], matrix[at]
+
+
+def _above(cosine: dict[int, float], threshold: float | None) -> dict[int, float]:
+    return cosine if threshold is None else {seq: c for seq, c in cosine.items() if c >= threshold}
 
 
 def _within(record: object, flt: SearchFilter) -> bool:
