@@ -212,3 +212,21 @@ async def test_vector_recall_with_threshold_and_model(filled: Memory) -> None:
     assert len(hits) < len(TEXTS)
     nobody = vectors_only.model_copy(update={"models": ("some-other-model",)})
     assert await filled.search(Scope(user="alex"), "mountain vacation ideas", k=10, options=nobody) == []
+
+
+async def test_cached_vectors_never_resurrect_a_superseded_fact(filled: Memory) -> None:
+    base = {"source_episode_ids": [], "promotion_ts": datetime.now(UTC), "rule_id": "r", "confidence": 1.0}
+    old = await filled.semantic.apply_delta(
+        AddDelta(fact_payload={"text": "Alex lives in Lyon", "user": "alex", "agent": "a"}, **base)
+    )
+    await filled.index()
+    assert [h.record.id for h in await filled.semantic.search(Scope(user="alex"), "city of residence")] == [old.fact_id]
+    update = {"kind": "update", "replaces": [old.fact_id], **base}
+    new = await filled.semantic.apply_delta(
+        {**update, "fact_payload": {"text": "Alex lives in Nantes", "user": "alex", "agent": "a"}}
+    )
+    hits = await filled.semantic.search(Scope(user="alex"), "city of residence lives")  # new fact not embedded yet
+    assert [h.record.id for h in hits] == [new.fact_id]
+    await filled.index()
+    hits = await filled.semantic.search(Scope(user="alex"), "city of residence")
+    assert [h.record.id for h in hits] == [new.fact_id] and hits[0].vector_rank is not None

@@ -158,14 +158,19 @@ class SearchEngine:
     async def _vectors(
         self, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter
     ) -> tuple[npt.NDArray[np.int64], Vector]:
-        # Vectors of a scope are cached until the model's index position moves.
+        # A scope's vectors are cached; when the index moves on, only the new rows are read and appended.
+        # The cache only proposes candidates: _hits re-checks every one against the filter.
         key = (kind, model, flt.model_dump_json())
         position = await self._store.index_position(kind, model)
         cached = self._cache.get(key)
         if cached is not None and cached[0] == position:
             self._cache.move_to_end(key)
             return cached[1], cached[2]
-        seqs, matrix = await self._store.vectors(kind, model, dimensions, flt)
+        if cached is not None and cached[0] > position:  # the model's vectors were dropped or rebuilt
+            cached = None
+        seqs, matrix = await self._store.vectors(kind, model, dimensions, flt, after=cached[0] if cached else 0)
+        if cached is not None:
+            seqs, matrix = np.concatenate([cached[1], seqs]), np.vstack([cached[2], matrix])
         self._cache[key] = (position, seqs, matrix)
         while len(self._cache) > 16:
             self._cache.popitem(last=False)
@@ -200,12 +205,13 @@ class SearchEngine:
     ) -> list[SearchHit]:
         hits: list[SearchHit] = []
         for tier in ("episodic", "semantic"):
+            kind = KIND_OF_TIER[tier]
             seqs = [seq for _, t, seq, _ in scored if t == tier]
-            found = await self._store.records(KIND_OF_TIER[tier], seqs)
+            found = await self._store.records(kind, sorted(await self._store.matching(kind, seqs, flt)))
             hits += [
                 SearchHit(record=found[seq], tier=tier, score=score, **parts)
                 for score, t, seq, parts in scored
-                if t == tier and seq in found and _within(found[seq], flt)
+                if t == tier and seq in found
             ]
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits
@@ -235,13 +241,6 @@ def _rows(seqs: npt.NDArray[np.int64], matrix: Vector, wanted: Sequence[int]) ->
 
 def _above(cosine: dict[int, float], threshold: float | None) -> dict[int, float]:
     return cosine if threshold is None else {seq: c for seq, c in cosine.items() if c >= threshold}
-
-
-def _within(record: object, flt: SearchFilter) -> bool:
-    """Neighbour expansion can reach outside a time range; drop those."""
-    if not isinstance(record, Episode):
-        return True
-    return (flt.since is None or record.timestamp >= flt.since) and (flt.until is None or record.timestamp < flt.until)
 
 
 def _check_query(query: str, k: int) -> str:

@@ -356,10 +356,14 @@ class SQLiteMemoryStore:
             return await sqlite_search.fulltext(db, kind, flt, terms, limit)
 
     async def vectors(
-        self, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter
+        self, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter, after: int = 0
     ) -> tuple[sqlite_search.Seqs, sqlite_search.Matrix]:
         async with self._read() as db:
-            return await sqlite_search.vectors(db, kind, model, dimensions, flt)
+            return await sqlite_search.vectors(db, kind, model, dimensions, flt, after)
+
+    async def matching(self, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter) -> set[int]:
+        async with self._read() as db:
+            return await sqlite_search.matching(db, kind, seqs, flt)
 
     async def records(self, kind: RecordKind, seqs: Sequence[int]) -> dict[int, Episode | Fact]:
         async with self._read() as db:

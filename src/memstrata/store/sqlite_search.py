@@ -82,14 +82,14 @@ async def fulltext(
 
 
 async def vectors(
-    db: aiosqlite.Connection, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter
+    db: aiosqlite.Connection, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter, after: int = 0
 ) -> tuple[Seqs, Matrix]:
-    """Every stored vector of ``model`` for the filter's rows, by ``seq``; rows of the wrong size are skipped."""
+    """The stored vectors of ``model`` for the filter's rows past ``after``, by ``seq``; bad rows are skipped."""
     clause, params = where(kind, flt)
     cursor = await db.execute(
         f"SELECT v.seq, v.vector FROM vectors v JOIN {TABLE[kind]} r ON r.seq = v.seq"
-        f" WHERE v.kind = ? AND v.model = ? AND {clause} ORDER BY v.seq",
-        (kind, model, *params),
+        f" WHERE v.kind = ? AND v.model = ? AND v.seq > ? AND {clause} ORDER BY v.seq",
+        (kind, model, after, *params),
     )
     rows = list(await cursor.fetchall())
     size = dimensions * 4
@@ -99,6 +99,18 @@ async def vectors(
     seqs = np.fromiter((row[0] for row in good), dtype=np.int64, count=len(good))
     matrix = np.frombuffer(b"".join(row[1] for row in good), dtype=np.float32).reshape(len(good), dimensions)
     return seqs, matrix
+
+
+async def matching(db: aiosqlite.Connection, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter) -> set[int]:
+    """Which of ``seqs`` satisfy the filter now (cached candidates are re-checked here)."""
+    if not seqs:
+        return set()
+    clause, params = where(kind, flt)
+    marks = ", ".join("?" for _ in seqs)
+    cursor = await db.execute(
+        f"SELECT r.seq FROM {TABLE[kind]} r WHERE r.seq IN ({marks}) AND {clause}", (*seqs, *params)
+    )
+    return {int(row[0]) for row in await cursor.fetchall()}
 
 
 async def records(db: aiosqlite.Connection, kind: RecordKind, seqs: Sequence[int]) -> dict[int, Episode | Fact]:
