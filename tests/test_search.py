@@ -230,3 +230,16 @@ async def test_cached_vectors_never_resurrect_a_superseded_fact(filled: Memory) 
     await filled.index()
     hits = await filled.semantic.search(Scope(user="alex"), "city of residence")
     assert [h.record.id for h in hits] == [new.fact_id] and hits[0].vector_rank is not None
+
+
+async def test_approximate_index_agrees_with_exact_search(filled: Memory) -> None:
+    await filled.index()
+    exact = SearchOptions(ann_min_rows=None)
+    approximate = SearchOptions(ann_min_rows=1)
+    for query in ("mountain vacation ideas", "pets at home", "money and deadlines"):
+        want = await filled.search(Scope(user="alex"), query, k=3, options=exact)
+        got = await filled.search(Scope(user="alex"), query, k=3, options=approximate)
+        assert ids(got) == ids(want)
+    await filled.episodic.put(ep("late", "a ski holiday in the mountains"), user="alex", session="s1", agent="a")
+    await filled.index()  # the approximate index grows with the new row
+    assert "late" in ids(await filled.search(Scope(user="alex"), "mountain vacation", k=3, options=approximate))

@@ -124,6 +124,8 @@ class OnnxEmbedder:
                 if sha is not None and _sha256(path) != sha:
                     raise EmbeddingError(f"{path} does not match its published sha256; reinstall the package")
             options = onnxruntime.SessionOptions()
+            # Idle inference threads must not spin: they would steal the cores search and SQLite need.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             if self._threads:
                 options.intra_op_num_threads = self._threads
             try:

@@ -12,6 +12,7 @@ The defaults were chosen on the LoCoMo development split (``bench/locomo.py``).
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Literal
@@ -25,12 +26,14 @@ from memstrata.models import Episode
 from memstrata.models.base import Model
 from memstrata.models.search import KIND_OF_TIER, RecordKind, SearchFilter, SearchHit, Tier
 from memstrata.salience import RuleBasedScorer, SalienceContext
+from memstrata.search import ann
 from memstrata.search import query as q
 from memstrata.search.fusion import linear_fusion, rrf_fusion
 from memstrata.search.rerank import Reranker
 from memstrata.store import Store
 
 Vector = npt.NDArray[np.float32]
+log = logging.getLogger("memstrata.search")
 
 
 class SearchOptions(Model):
@@ -47,6 +50,9 @@ class SearchOptions(Model):
     use_vectors: bool = True
     min_cosine: float | None = Field(default=None, ge=-1, le=1, description="vector candidates below it are dropped")
     models: tuple[str, ...] | None = Field(default=None, description="read only these models' vectors")
+    ann_min_rows: int | None = Field(
+        default=200_000, ge=1, description="scopes with more vectors use the approximate index (None: always exact)"
+    )
     feedback: float = Field(default=1.0, ge=0, description="pseudo-relevance feedback: query += f x mean(top 3)")
     salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")
     rerank_depth: int = Field(default=30, ge=1)
@@ -63,6 +69,7 @@ class SearchEngine:
         self.options = options or SearchOptions()
         self._cache: OrderedDict[tuple[str, str, str], tuple[int, npt.NDArray[np.int64], Vector]] = OrderedDict()
         self._scorer = RuleBasedScorer()
+        self._ann_indexes: dict[tuple[str, str, str], ann.AnnIndex] = {}
 
     async def search(
         self,
@@ -102,7 +109,9 @@ class SearchEngine:
         lexical = (
             await self._store.fulltext(kind, flt, q.terms(text, named), opts.candidates) if opts.use_fulltext else []
         )
-        cosine = _above(await self._cosines(kind, qvecs, flt, opts.candidates), opts.min_cosine)
+        cosine = _above(
+            await self._cosines(kind, qvecs, flt, opts.candidates, ann_min_rows=opts.ann_min_rows), opts.min_cosine
+        )
         fused = self._fuse(lexical, cosine, opts)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
@@ -128,20 +137,36 @@ class SearchEngine:
         flt: SearchFilter,
         limit: int,
         only: Sequence[int] | None = None,
+        ann_min_rows: int | None = None,
     ) -> dict[int, float]:
         best: dict[int, float] = {}
         for model, (dimensions, vector) in qvecs.items():
             seqs, matrix = await self._vectors(kind, model, dimensions, flt)
+            if only is None and ann_min_rows is not None and len(seqs) >= ann_min_rows and ann.available():
+                for seq, cos in self._ann(kind, model, flt, seqs, matrix).search(vector, limit).items():
+                    best[seq] = max(best.get(seq, -1.0), cos)
+                continue
             if only is not None:
                 seqs, matrix = _rows(seqs, matrix, only)
             if not len(seqs):
                 continue
             scores = matrix @ vector
             top = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit]
-            for i in top:
-                seq = int(seqs[i])
-                best[seq] = max(best.get(seq, -1.0), float(scores[i]))
+            for seq, cos in zip(seqs[top].tolist(), scores[top].tolist(), strict=True):
+                best[seq] = max(best.get(seq, -1.0), cos)
         return best
+
+    def _ann(
+        self, kind: RecordKind, model: str, flt: SearchFilter, seqs: npt.NDArray[np.int64], matrix: Vector
+    ) -> ann.AnnIndex:
+        """The approximate index of a cached scope, built on first use and extended with new rows."""
+        key = (kind, model, flt.model_dump_json())
+        index = self._ann_indexes.get(key)
+        if index is None or index.size > len(seqs):
+            log.info("search: building an approximate index over %d vectors (once per scope)", len(seqs))
+            index = self._ann_indexes[key] = ann.AnnIndex(matrix.shape[1])
+        index.add(seqs[index.size :], matrix[index.size :])
+        return index
 
     async def _expand(
         self, kind: RecordKind, qvecs: dict[str, tuple[int, Vector]], flt: SearchFilter, top: list[int], weight: float
