@@ -116,7 +116,8 @@ async def run(sizes: list[int], queries: int, singles: int) -> list[list[str]]:
     rows: list[list[str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
-        mem = await Memory.open(config=MemoryConfig(url=f"sqlite:///{path}"))
+        # Embedding is off the write path (a background indexer); bench/search_latency.py measures it.
+        mem = await Memory.open(config=MemoryConfig(url=f"sqlite:///{path}", index_in_background=False), embedder=None)
         stored, batched_seconds = 0, 0.0
         raw = sqlite3.connect(path, isolation_level=None)
         raw.execute("PRAGMA cache_size = -65536")

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
+from memstrata.embedding.base import Embedder
 from memstrata.errors import InvalidInputError
 from memstrata.models import Episode
 from memstrata.models.base import Model
@@ -61,11 +62,9 @@ class SearchOptions(Model):
 class SearchEngine:
     """Searches a store with the embedders whose vectors it may read (the first is the active one)."""
 
-    def __init__(self, store: Store, readers: Sequence[object] = (), options: SearchOptions | None = None) -> None:
-        from memstrata.embedding.base import Embedder
-
+    def __init__(self, store: Store, readers: Sequence[Embedder] = (), options: SearchOptions | None = None) -> None:
         self._store = store
-        self._readers: list[Embedder] = [r for r in readers if isinstance(r, Embedder)]
+        self._readers = list(readers)
         self.options = options or SearchOptions()
         self._cache: OrderedDict[tuple[str, str, str], tuple[int, npt.NDArray[np.int64], Vector]] = OrderedDict()
         self._scorer = RuleBasedScorer()
