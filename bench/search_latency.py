@@ -27,9 +27,9 @@ import numpy as np
 from memstrata import Episode, Memory, MemoryConfig, Scope
 from memstrata.embedding import OnnxEmbedder
 from memstrata.models.search import SearchFilter
-from memstrata.search import SearchOptions
 
 CHUNK = 20_000
+ANN_FROM = 200_000  # sizes from which the opt-in approximate index is measured too
 rng = random.Random(7)
 VOCAB = [f"{rng.choice('bcdfghjklmnprstvz')}{rng.choice('aeiou')}{rng.choice('lmnrst')}{i}" for i in range(5000)]
 COMMON = "the user said that they would like to plan visit talk about work family trip food".split()
@@ -106,9 +106,8 @@ async def measure(mem: Memory, queries: list[str], rows: list[list[str]], size: 
     rows.append(
         [f"{size:,}", "baseline: numpy vector scan alone", f"{p(scan, 50):.1f} ms", f"{p(scan, 95):.1f} ms", note]
     )
-    threshold = SearchOptions().ann_min_rows
     shown = 3
-    if threshold is not None and size >= threshold:
+    if size >= ANN_FROM:
         recall = await ann_recall(mem, queries[:100], flt, seqs, matrix, embedder)
         rows.append([f"{size:,}", "approximate index recall@10 vs exact", f"{recall:.3f}", "", "HNSW (usearch), f16"])
         shown = 4

@@ -1,10 +1,12 @@
 """An optional approximate index (HNSW, via the ``usearch`` package) for scopes with very many vectors.
 
 Exact numpy search reads every vector of the scope per query (about 80 ms per million on
-two cores); above ``SearchOptions.ann_min_rows`` the engine builds an HNSW graph once
+two cores). Opt in with ``SearchOptions(ann_min_rows=N)``: for scopes of at least N vectors
+the engine builds an HNSW graph once
 (minutes for a million vectors, logged), keeps it in memory next to the cached vectors and
 adds new rows to it as they are indexed. Its recall against exact search is measured in
-``bench/search_latency.py``. Without ``usearch`` installed, search stays exact.
+``bench/search_latency.py``; it is off by default until that recall is good on realistic
+data. Without ``usearch`` installed, search stays exact.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ class SearchOptions(Model):
     min_cosine: float | None = Field(default=None, ge=-1, le=1, description="vector candidates below it are dropped")
     models: tuple[str, ...] | None = Field(default=None, description="read only these models' vectors")
     ann_min_rows: int | None = Field(
-        default=200_000, ge=1, description="scopes with more vectors use the approximate index (None: always exact)"
+        default=None, ge=1, description="scopes with at least this many vectors use the approximate index (opt-in)"
     )
     feedback: float = Field(default=1.0, ge=0, description="pseudo-relevance feedback: query += f x mean(top 3)")
     salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")

@@ -201,9 +201,10 @@ class SQLiteMemoryStore:
             if inserted < len(rows):
                 await _check_duplicates(db, episodes)
             sources = {(row[1], row[7]) for row in rows if row[7]}
-            await db.executemany(
-                "INSERT OR IGNORE INTO episode_sources (scope_key, source_node) VALUES (?, ?)", sources
-            )
+            if sources:
+                await db.executemany(
+                    "INSERT OR IGNORE INTO episode_sources (scope_key, source_node) VALUES (?, ?)", sources
+                )
         return inserted
 
     async def get_episode(self, episode_id: str) -> Episode | None:
