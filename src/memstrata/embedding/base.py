@@ -29,6 +29,28 @@ class Embedder(Protocol):
     async def embed_batch(self, texts: Sequence[str]) -> Vectors: ...
 
 
+class BatchEmbedder:
+    """Shared plumbing of the built-in embedders: the model id, the size, and `embed` via `embed_batch`."""
+
+    _model_id: str
+    _dimensions: int
+
+    @property
+    def model(self) -> str:
+        return self._model_id
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    async def embed(self, text: str) -> Vectors:
+        vector: Vectors = (await self.embed_batch([text]))[0]
+        return vector
+
+    async def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        raise NotImplementedError
+
+
 def normalise(matrix: npt.NDArray[np.floating], expected_dim: int | None = None) -> Vectors:
     """Rows scaled to unit length; a wrong shape or a non-finite value is an EmbeddingError."""
     vectors = np.asarray(matrix, dtype=np.float32)

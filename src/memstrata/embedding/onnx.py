@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from memstrata.embedding.base import Vectors, normalise
+from memstrata.embedding.base import BatchEmbedder, Vectors, normalise
 from memstrata.errors import EmbeddingError
 
 log = logging.getLogger("memstrata.embedding")
@@ -62,7 +62,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(BatchEmbedder):
     """A sentence encoder run with onnxruntime: masked mean pooling, then L2 normalisation.
 
     With no arguments it loads the packaged MiniLM (384 dimensions) and checks its sha256.
@@ -97,14 +97,6 @@ class OnnxEmbedder:
         if _DEFAULT is None:
             _DEFAULT = cls()
         return _DEFAULT
-
-    @property
-    def model(self) -> str:
-        return self._model_id
-
-    @property
-    def dimensions(self) -> int:
-        return self._dimensions
 
     def _load(self) -> None:
         with self._load_lock:
@@ -155,10 +147,6 @@ class OnnxEmbedder:
         hidden = self._session.run(None, feeds)[0]
         pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         return normalise(pooled, self._dimensions)
-
-    async def embed(self, text: str) -> Vectors:
-        vector: Vectors = (await self.embed_batch([text]))[0]
-        return vector
 
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:
         return await asyncio.to_thread(self._run, list(texts))

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 import httpx
 import numpy as np
 
-from memstrata.embedding.base import Vectors, normalise
+from memstrata.embedding.base import BatchEmbedder, Vectors, normalise
 from memstrata.errors import EmbeddingError
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(BatchEmbedder):
     """``OpenAIEmbedder(base_url="http://localhost:8000/v1", model="text-embedding-3-small", dimensions=1536)``.
 
     ``model_id`` (stored with the vectors) defaults to ``openai:<model>``. Requests are
@@ -37,18 +37,6 @@ class OpenAIEmbedder:
         self._model, self._dimensions = model, dimensions
         self._model_id = model_id or f"openai:{model}"
         self.batch_size = batch_size
-
-    @property
-    def model(self) -> str:
-        return self._model_id
-
-    @property
-    def dimensions(self) -> int:
-        return self._dimensions
-
-    async def embed(self, text: str) -> Vectors:
-        vector: Vectors = (await self.embed_batch([text]))[0]
-        return vector
 
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:
         parts = [await self._request(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
