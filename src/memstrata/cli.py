@@ -35,10 +35,12 @@ UserOption = Annotated[str, typer.Option("--user", "-u", help="User id.")]
 
 
 @contextmanager
-def _memory(db: str | None) -> Iterator[SyncMemory]:
+def _memory(db: str | None, **overrides: object) -> Iterator[SyncMemory]:
     try:
         # A command is a short process: no background indexing; `search` and `index` embed what is pending.
-        with SyncMemory.open(config=MemoryConfig.from_env(url=db, index_in_background=False)) as mem:
+        base = MemoryConfig.from_env(url=db, index_in_background=False)
+        config = MemoryConfig.model_validate({**base.model_dump(), **overrides})
+        with SyncMemory.open(config=config) as mem:
             yield mem
     except MemstrataError as error:
         err.print(f"[red]error:[/] {type(error).__name__}: {error}", highlight=False)
@@ -257,11 +259,8 @@ def migrate_embedder(
     if strategy not in ("auto-migrate", "multi-active"):
         raise typer.BadParameter("--strategy must be auto-migrate or multi-active")
     try:
-        with SyncMemory.open(config=MemoryConfig.from_env(url=db, embedder_strategy=strategy)) as mem:
+        with _memory(db, embedder_strategy=strategy) as mem:
             _migrate_with_progress(mem)
-    except MemstrataError as error:
-        err.print(f"[red]error:[/] {type(error).__name__}: {error}", highlight=False)
-        raise typer.Exit(code=2) from None
     except KeyboardInterrupt:
         err.print("interrupted: progress is saved, run the same command again to resume")
         raise typer.Exit(code=130) from None
