@@ -63,16 +63,32 @@ async def test_memory_consolidate_applies_atomically(mem: Memory) -> None:
     assert [f.text for f in await mem.semantic.facts("alice")] == ["Berlin"]
 
 
-async def test_a_failing_run_changes_nothing_and_can_be_retried(mem: Memory) -> None:
-    await put(mem, ep("e1", "x", 0), ep("e2", "y", 1, intent="delete", replaces=["no-such-fact"]))
-    rule = ConsolidationRule(id="all")
-    await mem.add_rule(rule)
-    with pytest.raises(FactConflictError, match="no active fact"):
-        await mem.consolidate(rule)
+async def test_a_delta_that_cannot_apply_is_rejected_and_the_run_goes_on(mem: Memory) -> None:
+    await put(mem, ep("e1", "x", 0), ep("e2", "y", 1, intent="delete", replaces=["no-such-fact"]), ep("e3", "z", 2))
+    await mem.add_rule(ConsolidationRule(id="all"))
+    run = await mem.consolidate("all")
+    assert [d.kind for d in run.deltas] == ["add", "delete", "add"]
+    bad = run.deltas[1]
+    assert bad.applied_at is None and bad.rejected_at is not None
+    assert bad.rejected_reason is not None and bad.rejected_reason.startswith("FactConflictError")
     health = await mem.health()
-    assert (health.fact_count, health.pending_delta_count) == (0, 0)
-    (state,) = await mem.rules()
-    assert state.checkpoint == 0 and state.episodes_since == 2 and state.runs == 0
+    assert (health.fact_count, health.pending_delta_count) == (2, 0)
+    assert (await mem.consolidate("all")).deltas == []  # the rejected delta is not retried
+    logged = {r.delta_id: r for r in await mem.semantic.deltas()}
+    assert logged[bad.delta_id].rejected_reason == bad.rejected_reason
+
+
+async def test_apply_pending_rejects_a_poison_delta_and_applies_the_rest(mem: Memory) -> None:
+    await put(mem, ep("e1", "x", 0), ep("e2", "y", 1, intent="update", replaces=["nothing"]))
+    await mem.episodic.consolidate(ConsolidationRule(id="r"))
+    records = await mem.semantic.apply_pending()
+    assert [(r.kind, r.applied_at is not None, r.rejected_at is not None) for r in records] == [
+        ("add", True, False),
+        ("update", False, True),
+    ]
+    assert await mem.semantic.deltas(pending=True) == []
+    with pytest.raises(FactConflictError):  # applied directly, the same delta still raises
+        await mem.semantic.apply_delta(records[1].delta.model_copy(update={"delta_id": "fresh"}))
 
 
 async def test_large_backlogs_run_in_bounded_batches(tmp_path: Path) -> None:

@@ -159,8 +159,14 @@ def consolidate(
         else:
             runs = _catch_up(mem, rule_id)
     for run in runs:
-        kinds = {k: sum(1 for d in run.deltas if d.kind == k) for k in ("add", "update", "delete", "noop")}
+        applied = [d for d in run.deltas if d.applied_at is not None]
+        kinds = {k: sum(1 for d in applied if d.kind == k) for k in ("add", "update", "delete", "noop")}
+        rejected = [d for d in run.deltas if d.rejected_at is not None]
         console.print(f"rule [bold]{run.rule_id}[/]: scanned {run.episodes_scanned} episodes, applied {kinds}")
+        for record in rejected:
+            err.print(
+                f"[yellow]rejected[/] {record.kind} from {record.delta.source_episode_ids}: {record.rejected_reason}"
+            )
 
 
 def _catch_up(mem: SyncMemory, rule_id: str) -> list[ConsolidationRun]:

@@ -80,7 +80,11 @@ class Lineage(Model):
 
 
 class DeltaRecord(Model):
-    """The audit row of one delta: emitted by consolidation and/or applied to the facts."""
+    """The audit row of one delta: emitted by consolidation, then applied to the facts or rejected.
+
+    A consolidation run that cannot apply a delta (``replaces`` unresolvable, a bad payload)
+    records why in ``rejected_reason`` and goes on with the rest; the delta is not retried.
+    """
 
     delta_id: str
     kind: Literal["add", "update", "delete", "noop"]
@@ -90,6 +94,8 @@ class DeltaRecord(Model):
     applied_at: AwareDatetime | None = None
     fact_id: str | None = None
     closed_fact_ids: list[str] = Field(default_factory=list)
+    rejected_at: AwareDatetime | None = None
+    rejected_reason: str | None = None
 
 
 class FactFilter(Model):

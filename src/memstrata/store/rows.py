@@ -20,7 +20,9 @@ FACT_COLUMNS = (
     " last_accessed_at, tags, channels, summary, event_date, event_date_confidence"
 )
 FACT_SELECT = FACT_COLUMNS + ", asserted_valid_to"
-DELTA_COLUMNS = "delta_id, kind, rule_id, body, emitted_at, applied_at, fact_id, closed_fact_ids"
+DELTA_COLUMNS = (
+    "delta_id, kind, rule_id, body, emitted_at, applied_at, fact_id, closed_fact_ids, rejected_at, rejected_reason"
+)
 
 Row = Sequence[Any]
 
@@ -106,4 +108,6 @@ def delta_record_from_row(row: Row) -> DeltaRecord:
         applied_at=_opt_from(row[5]),
         fact_id=row[6],
         closed_fact_ids=orjson.loads(row[7]),
+        rejected_at=_opt_from(row[8]),
+        rejected_reason=row[9],
     )

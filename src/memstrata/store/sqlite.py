@@ -141,7 +141,8 @@ class SQLiteMemoryStore:
                 db,
                 "SELECT (SELECT COUNT(*) FROM episodes), (SELECT COUNT(*) FROM facts),"
                 " (SELECT COUNT(*) FROM facts WHERE superseded_at IS NULL),"
-                " (SELECT COUNT(*) FROM delta_log WHERE applied_at IS NULL), (SELECT COUNT(*) FROM rules),"
+                " (SELECT COUNT(*) FROM delta_log WHERE applied_at IS NULL AND rejected_at IS NULL),"
+                " (SELECT COUNT(*) FROM rules),"
                 " (SELECT MAX(version) FROM schema_version WHERE kind = 'base')",
             )
             journal = await _scalars(db, "PRAGMA journal_mode")
@@ -264,7 +265,7 @@ class SQLiteMemoryStore:
         now = utcnow()
         async with self._write() as db:
             deltas, scanned = await self._claim(db, rule, max_episodes, now)
-            records = [await sqlite_facts.apply_delta(db, d, now) for d in deltas]
+            records = [await sqlite_facts.apply_or_reject(db, d, now) for d in deltas]
             remaining = await _scalars(db, "SELECT checkpoint FROM rules WHERE id = ?", (rule.id,))
             backlog = await _scalars(db, "SELECT COUNT(*) FROM episodes WHERE seq > ?", (remaining[0],))
         return ConsolidationRun(
@@ -329,11 +330,13 @@ class SQLiteMemoryStore:
     async def apply_delta(self, delta: MemoryDelta) -> DeltaRecord:
         return (await self.apply_deltas([delta]))[0]
 
-    async def apply_deltas(self, deltas: Sequence[MemoryDelta]) -> list[DeltaRecord]:
-        """Apply in order, atomically: if one fails, none is applied."""
+    async def apply_deltas(self, deltas: Sequence[MemoryDelta], *, reject_conflicts: bool = False) -> list[DeltaRecord]:
+        """Apply in order, in one transaction: if one fails, none is applied, unless ``reject_conflicts``
+        records the failing ones as rejected and applies the rest."""
         now = utcnow()
+        apply = sqlite_facts.apply_or_reject if reject_conflicts else sqlite_facts.apply_delta
         async with self._write() as db:
-            return [await sqlite_facts.apply_delta(db, d, now) for d in deltas]
+            return [await apply(db, d, now) for d in deltas]
 
     async def get_fact(self, fact_id: str) -> Fact | None:
         async with self._read() as db:

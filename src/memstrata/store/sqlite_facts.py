@@ -71,6 +71,27 @@ async def apply_delta(db: aiosqlite.Connection, delta: MemoryDelta, now: datetim
     return await _log_applied(db, delta, existing, fact_id, closed, now)
 
 
+async def apply_or_reject(db: aiosqlite.Connection, delta: MemoryDelta, now: datetime) -> DeltaRecord:
+    """Apply a delta; if it conflicts or is invalid, undo just it and record why (the run goes on)."""
+    await db.execute("SAVEPOINT delta")
+    try:
+        record = await apply_delta(db, delta, now)
+    except (FactConflictError, DeltaValidationError) as error:
+        await db.execute("ROLLBACK TO delta")
+        await db.execute("RELEASE delta")
+        if await _log_row(db, delta.delta_id) is None:
+            await record_emitted(db, [delta], now)
+        await db.execute(
+            "UPDATE delta_log SET rejected_at = ?, rejected_reason = ? WHERE delta_id = ?",
+            (to_text(now), f"{type(error).__name__}: {error}", delta.delta_id),
+        )
+        rejected = await _log_row(db, delta.delta_id)
+        assert rejected is not None
+        return rejected
+    await db.execute("RELEASE delta")
+    return record
+
+
 async def _log_row(db: aiosqlite.Connection, delta_id: str) -> DeltaRecord | None:
     cursor = await db.execute(f"SELECT {DELTA_COLUMNS} FROM delta_log WHERE delta_id = ?", (delta_id,))
     row = await cursor.fetchone()
@@ -278,7 +299,7 @@ async def delta_log(db: aiosqlite.Connection, *, rule_id: str | None, pending: b
         where.append("rule_id = ?")
         params.append(rule_id)
     if pending:
-        where.append("applied_at IS NULL")
+        where.append("applied_at IS NULL AND rejected_at IS NULL")
     sql = f"SELECT {DELTA_COLUMNS} FROM delta_log WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?"
     cursor = await db.execute(sql, (*params, limit))
     return [delta_record_from_row(row) for row in await cursor.fetchall()]

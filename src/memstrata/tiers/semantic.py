@@ -40,9 +40,15 @@ class SemanticTier:
         return records
 
     async def apply_pending(self) -> list[DeltaRecord]:
-        """Apply the deltas consolidation emitted that were never applied (e.g. after a crash)."""
+        """Apply the deltas consolidation emitted that were never applied (e.g. after a crash).
+
+        One that cannot be applied is recorded as rejected, with the reason, and the rest go on.
+        """
         pending = await self._store.delta_log(rule_id=None, pending=True, limit=100_000)
-        return await self.apply_deltas([record.delta for record in pending])
+        records = await self._store.apply_deltas([record.delta for record in pending], reject_conflicts=True)
+        if self._after_write is not None:
+            await self._after_write()
+        return records
 
     async def search(
         self,

@@ -76,9 +76,11 @@ CREATE TABLE IF NOT EXISTS delta_log (
     emitted_at      TEXT NOT NULL,
     applied_at      TEXT,
     fact_id         TEXT,
-    closed_fact_ids TEXT NOT NULL DEFAULT '[]'
+    closed_fact_ids TEXT NOT NULL DEFAULT '[]',
+    rejected_at     TEXT,             -- a consolidation run could not apply it (see rejected_reason)
+    rejected_reason TEXT
 );
-CREATE INDEX IF NOT EXISTS idx_delta_log_pending ON delta_log(seq) WHERE applied_at IS NULL;
+CREATE INDEX IF NOT EXISTS idx_delta_log_pending ON delta_log(seq) WHERE applied_at IS NULL AND rejected_at IS NULL;
 CREATE INDEX IF NOT EXISTS idx_delta_log_rule ON delta_log(rule_id, seq);
 
 CREATE TABLE IF NOT EXISTS rules (
