@@ -124,14 +124,16 @@ class Memory:
 
         Records not yet embedded are still found by full text; ``fresh=True`` embeds them first.
         """
-        flt = SearchFilter(
-            scope=scope,
-            tiers=tuple(tiers),
-            memory_types=None if memory_types is None else tuple(memory_types),
-            tags=None if tags is None else tuple(tags),
-            since=since,
-            until=until,
-            as_of=as_of,
+        flt = SearchFilter.model_validate(
+            {
+                "scope": scope,
+                "tiers": tiers,
+                "memory_types": memory_types,
+                "tags": tags,
+                "since": since,
+                "until": until,
+                "as_of": as_of,
+            }
         )
         if fresh:
             await self.index()

@@ -65,14 +65,16 @@ class SemanticTier:
         reranker: Reranker | None = None,
     ) -> list[SearchHit]:
         """Hybrid search over this scope's facts (current ones, or as of a moment), best first."""
-        flt = SearchFilter(
-            scope=scope,
-            tiers=("semantic",),
-            memory_types=None if memory_types is None else tuple(memory_types),
-            tags=None if tags is None else tuple(tags),
-            since=since,
-            until=until,
-            as_of=as_of,
+        flt = SearchFilter.model_validate(
+            {
+                "scope": scope,
+                "tiers": ("semantic",),
+                "memory_types": memory_types,
+                "tags": tags,
+                "since": since,
+                "until": until,
+                "as_of": as_of,
+            }
         )
         return await self._engine.search(query, flt, k, options=options, reranker=reranker)
 
