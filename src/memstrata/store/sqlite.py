@@ -261,7 +261,10 @@ class SQLiteMemoryStore:
         return deltas
 
     async def consolidate_and_apply(self, rule: ConsolidationRule, *, max_episodes: int = 50_000) -> ConsolidationRun:
-        """Claim, classify and apply in one transaction: the whole batch lands, or none of it."""
+        """Claim, classify and apply in one transaction: a crash leaves the whole batch or none of it.
+
+        A delta that cannot apply is undone alone and recorded as rejected; the others land.
+        """
         now = utcnow()
         async with self._write() as db:
             deltas, scanned = await self._claim(db, rule, max_episodes, now)
