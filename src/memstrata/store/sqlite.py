@@ -198,7 +198,7 @@ class SQLiteMemoryStore:
             await db.execute(
                 "INSERT INTO episodes_fts (rowid, content) SELECT seq, content FROM episodes WHERE seq > ?", (start,)
             )
-            inserted = cursor.rowcount  # rows this statement inserted; trigger writes are not counted
+            inserted = cursor.rowcount  # rows this statement inserted (ids already stored are skipped)
             if inserted < len(rows):
                 await _check_duplicates(db, episodes)
             sources = {(row[1], row[7]) for row in rows if row[7]}
