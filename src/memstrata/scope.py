@@ -114,16 +114,3 @@ class Scope(BaseModel):
         if self.session is not None:
             check_id("session", self.session)
         return self
-
-    def episode_pattern(self) -> str:
-        """The LIKE pattern selecting this scope's episodes."""
-        return episode_pattern(self.user, self.session, self.agent)
-
-    def fact_pattern(self) -> str:
-        """The LIKE pattern selecting this scope's facts (session is ignored: facts have none)."""
-        return fact_pattern(self.user, self.agent)
-
-    def __str__(self) -> str:
-        return "/".join(
-            f"{k}={v}" for k, v in (("user", self.user), ("agent", self.agent), ("session", self.session)) if v
-        )

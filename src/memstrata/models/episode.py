@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 from pydantic import AwareDatetime, Field, field_validator
@@ -12,7 +12,6 @@ from memstrata.errors import MemoryScopeError
 from memstrata.models.base import Model, new_id
 from memstrata.scope import check_id
 
-Intent = Literal["add", "update", "delete", "noop"]
 INTENTS: tuple[str, ...] = ("add", "update", "delete", "noop")
 MAX_CONTENT_CHARS = 1_000_000
 
