@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -232,14 +233,37 @@ async def test_cached_vectors_never_resurrect_a_superseded_fact(filled: Memory) 
     assert [h.record.id for h in hits] == [new.fact_id] and hits[0].vector_rank is not None
 
 
-async def test_approximate_index_agrees_with_exact_search(filled: Memory) -> None:
+async def test_approximate_index_agrees_with_exact_search(filled: Memory, caplog: pytest.LogCaptureFixture) -> None:
     await filled.index()
     exact = SearchOptions(ann_min_rows=None)
     approximate = SearchOptions(ann_min_rows=1)
-    for query in ("mountain vacation ideas", "pets at home", "money and deadlines"):
-        want = await filled.search(Scope(user="alex"), query, k=3, options=exact)
-        got = await filled.search(Scope(user="alex"), query, k=3, options=approximate)
-        assert ids(got) == ids(want)
+    alex = Scope(user="alex")
+    with caplog.at_level(logging.INFO, logger="memstrata.search"):
+        # The first search is exact while a worker thread builds the graph; fresh=True waits for it.
+        for query in ("mountain vacation ideas", "pets at home", "money and deadlines"):
+            want = await filled.search(alex, query, k=3, options=exact)
+            assert ids(await filled.search(alex, query, k=3, options=approximate)) == ids(want)
+            assert ids(await filled.search(alex, query, k=3, options=approximate, fresh=True)) == ids(want)
+    assert sum("building an approximate index" in r.message for r in caplog.records) == 1
     await filled.episodic.put(ep("late", "a ski holiday in the mountains"), user="alex", session="s1", agent="a")
     await filled.index()  # the approximate index grows with the new row
-    assert "late" in ids(await filled.search(Scope(user="alex"), "mountain vacation", k=3, options=approximate))
+    assert "late" in ids(await filled.search(alex, "mountain vacation", k=3, options=approximate))
+
+
+async def test_narrower_scopes_and_new_rows_after_the_user_is_cached(filled: Memory) -> None:
+    await filled.index()
+    assert ids(await filled.search(Scope(user="alex"), "hiking", k=1)) == ["hike"]  # the user's index is built
+    await filled.episodic.put(ep("s2", "hiking boots bought today"), user="alex", session="s2", agent="b")
+    assert ids(await filled.search(Scope(user="alex", session="s2"), "hiking", k=10)) == ["s2"]  # by its words
+    await filled.index()
+    assert ids(await filled.search(Scope(user="alex", agent="b"), "mountains in summer", k=10)) == ["s2"]
+    assert "s2" not in ids(await filled.search(Scope(user="alex", session="s1"), "hiking boots", k=10))
+    assert "s2" in ids(await filled.search(Scope(user="alex"), "hiking boots", k=2))
+
+
+async def test_fts5_lexical_option_ranks_like_the_in_memory_index(filled: Memory) -> None:
+    words_only = {"use_vectors": False, "neighbour_weight": 0.0}
+    for query in ("sourdough rye", "tax report Friday", "hiking summer"):
+        memory = await filled.search(Scope(user="alex"), query, k=2, options=SearchOptions(**words_only))
+        fts5 = await filled.search(Scope(user="alex"), query, k=2, options=SearchOptions(lexical="fts5", **words_only))
+        assert ids(memory) == ids(fts5) and len(memory) >= 1

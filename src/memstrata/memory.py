@@ -86,6 +86,7 @@ class Memory:
         """Stop background indexing and close the database connection."""
         if self._indexer is not None:
             await self._indexer.close()
+        await self._engine.close()
         await self._store.close()
 
     async def __aenter__(self) -> Self:
@@ -122,7 +123,8 @@ class Memory:
     ) -> list[SearchHit]:
         """Hybrid search over the scope's episodes and facts, best first (see `SearchHit`).
 
-        Records not yet embedded are still found by full text; ``fresh=True`` embeds them first.
+        Records not yet embedded are still found by full text; ``fresh=True`` embeds them first
+        (and waits for an approximate index being built for a large memory, see `SearchOptions`).
         """
         flt = SearchFilter.model_validate(
             {
@@ -137,7 +139,7 @@ class Memory:
         )
         if fresh:
             await self.index()
-        return await self._engine.search(query, flt, k, options=options, reranker=reranker)
+        return await self._engine.search(query, flt, k, options=options, reranker=reranker, settled=fresh)
 
     async def index(self) -> int:
         """Embed every record the active embedder has not seen yet; returns how many."""

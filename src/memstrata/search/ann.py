@@ -1,12 +1,12 @@
-"""An optional approximate index (HNSW, via the ``usearch`` package) for scopes with very many vectors.
+"""The approximate vector index (HNSW, via ``usearch``) used for users with very many vectors.
 
-Exact numpy search reads every vector of the scope per query (about 80 ms per million on
-two cores). Opt in with ``SearchOptions(ann_min_rows=N)``: for scopes of at least N vectors
-the engine builds an HNSW graph once
-(minutes for a million vectors, logged), keeps it in memory next to the cached vectors and
-adds new rows to it as they are indexed. Its recall against exact search is measured in
-``bench/search_latency.py``; it is off by default until that recall is good on realistic
-data. Without ``usearch`` installed, search stays exact.
+Exact numpy search reads every vector of the scope per query (about 9 ms per 100,000 on
+two cores), which is most of the latency budget of a large memory. For an unfiltered
+search of a user with at least ``SearchOptions.ann_min_rows`` vectors the engine builds
+an HNSW graph in a worker thread the first time (searches stay exact meanwhile), then
+answers from it and adds new rows to it as they are indexed. Filtered searches (a session,
+an agent, a time range, facts) stay exact over the rows the filter allows. Its recall
+against exact search and its effect on LoCoMo are measured in ``bench/``.
 """
 
 from __future__ import annotations
@@ -16,30 +16,25 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from usearch.index import Index
 
 log = logging.getLogger("memstrata.search")
 
-
-def available() -> bool:
-    try:
-        import usearch.index  # noqa: F401
-    except ImportError:
-        return False
-    return True
+CONNECTIVITY = 16
+EXPANSION_ADD = 64
 
 
 class AnnIndex:
     """HNSW over (seq, vector) rows, cosine metric, half-precision storage."""
 
     def __init__(self, dimensions: int) -> None:
-        from usearch.index import Index
-
-        self._index: Any = Index(ndim=dimensions, metric="cos", dtype="f16", connectivity=16, expansion_add=64)
+        self._index: Any = Index(
+            ndim=dimensions, metric="cos", dtype="f16", connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD
+        )
         self.size = 0
 
     def add(self, seqs: npt.NDArray[np.int64], matrix: npt.NDArray[np.float32]) -> None:
         if len(seqs):
-            log.info("search: adding %d vectors to the approximate index", len(seqs))
             self._index.add(seqs.astype(np.uint64), matrix, threads=0)
             self.size += len(seqs)
 

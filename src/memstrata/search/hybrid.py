@@ -1,20 +1,29 @@
 """The hybrid search engine: full text and vectors per tier, fused, boosted, reranked.
 
-Per tier it gathers full-text candidates (BM25 over FTS5, names of sources left out of
-the terms) and vector candidates (exact cosine in numpy, per model), fuses them (a
+Per tier it gathers full-text candidates (BM25, names of sources left out of the terms)
+and vector candidates (cosine per model: exact in numpy, or an HNSW index for very large
+scopes), fuses them (a
 weighted linear blend by default, RRF on request), boosts episodes whose source is named
 in the query, spreads a little of each episode's score to its neighbours in the same
 session timeline, then merges the tiers, optionally reranks and weighs in salience.
 Pseudo-relevance feedback moves the query vector towards its three best first-pass
 hits (Rocchio) before the final vector pass.
 The defaults were chosen on the LoCoMo development split (``bench/locomo.py``).
+
+Per user it searches, the engine caches an in-memory BM25 index of the texts
+(`memstrata.search.lexical`) and the vectors of each model, and reads only rows added
+since. Narrower scopes and other filters become a set of allowed rows (one indexed SQL
+query) applied to those; every candidate is re-checked against the filter before it is
+returned, so nothing changed since it was cached can leak through.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -30,11 +39,37 @@ from memstrata.salience import RuleBasedScorer, SalienceContext
 from memstrata.search import ann
 from memstrata.search import query as q
 from memstrata.search.fusion import linear_fusion, rrf_fusion
+from memstrata.search.lexical import Column, LexicalIndex, positions
 from memstrata.search.rerank import Reranker
 from memstrata.store import Store
 
 Vector = npt.NDArray[np.float32]
 log = logging.getLogger("memstrata.search")
+
+
+ANN_MIN_ROWS = 50_000
+CACHED_USERS = 16
+
+
+class _Vectors:
+    """One model's vectors of one user, by ascending seq, and how far the model's index had got."""
+
+    def __init__(self, dimensions: int) -> None:
+        self.position = 0
+        self.seqs = Column(np.int64)
+        self.matrix = Column(np.float32, dimensions)
+
+
+@dataclass
+class _UserIndex:
+    """What the engine keeps of one user's records of one kind."""
+
+    user: str
+    text_position: int = 0  # rows up to this seq are in ``lexical``
+    lexical: LexicalIndex = field(default_factory=LexicalIndex)
+    vectors: dict[str, _Vectors] = field(default_factory=dict)  # per model
+    approximate: dict[str, ann.AnnIndex] = field(default_factory=dict)
+    building: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
 
 class SearchOptions(Model):
@@ -48,11 +83,16 @@ class SearchOptions(Model):
     neighbour_weight: float = Field(default=0.15, ge=0, le=1)
     candidates: int = Field(default=200, ge=1, le=10_000)
     use_fulltext: bool = True
+    lexical: Literal["memory", "fts5"] = Field(
+        default="memory", description="BM25 from the engine's in-memory index per user, or SQLite FTS5 queries"
+    )
     use_vectors: bool = True
     min_cosine: float | None = Field(default=None, ge=-1, le=1, description="vector candidates below it are dropped")
     models: tuple[str, ...] | None = Field(default=None, description="read only these models' vectors")
     ann_min_rows: int | None = Field(
-        default=None, ge=1, description="scopes with at least this many vectors use the approximate index (opt-in)"
+        default=ANN_MIN_ROWS,
+        ge=1,
+        description="unfiltered searches of a user with at least this many vectors use the HNSW index (None: never)",
     )
     feedback: float = Field(default=1.0, ge=0, description="pseudo-relevance feedback: query += f x mean(top 3)")
     salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")
@@ -66,9 +106,8 @@ class SearchEngine:
         self._store = store
         self._readers = list(readers)
         self.options = options or SearchOptions()
-        self._cache: OrderedDict[tuple[str, str, str], tuple[int, npt.NDArray[np.int64], Vector]] = OrderedDict()
+        self._users: OrderedDict[tuple[RecordKind, str], _UserIndex] = OrderedDict()
         self._scorer = RuleBasedScorer()
-        self._ann_indexes: dict[tuple[str, str, str], ann.AnnIndex] = {}
 
     async def search(
         self,
@@ -78,14 +117,18 @@ class SearchEngine:
         *,
         options: SearchOptions | None = None,
         reranker: Reranker | None = None,
+        settled: bool = False,
     ) -> list[SearchHit]:
-        """The ``k`` best hits across the filter's tiers, best first."""
+        """The ``k`` best hits across the filter's tiers, best first.
+
+        ``settled=True`` waits for an approximate index being built instead of searching exactly meanwhile.
+        """
         opts = options or self.options
         text = _check_query(query, k)
         qvecs = await self._query_vectors(text, opts.models) if opts.use_vectors else {}
         scored: list[tuple[float, Tier, int, dict[str, float | int | None]]] = []
         for tier in flt.tiers:
-            scored += await self._tier(tier, text, qvecs, flt, opts)
+            scored += await self._tier(tier, text, qvecs, flt, opts, settled)
         scored.sort(key=lambda item: item[0], reverse=True)
         hits = await self._hits(scored[: max(k, opts.rerank_depth if reranker else k) * 2], flt)
         if reranker is not None:
@@ -99,24 +142,36 @@ class SearchEngine:
         readers = [r for r in self._readers if models is None or r.model in models]
         return {r.model: (r.dimensions, await r.embed(text)) for r in readers}
 
+    async def close(self) -> None:
+        """Wait for approximate indexes being built (their worker threads cannot be interrupted)."""
+        for index in list(self._users.values()):
+            for task in list(index.building.values()):
+                await task
+
     async def _tier(
-        self, tier: Tier, text: str, qvecs: dict[str, tuple[int, Vector]], flt: SearchFilter, opts: SearchOptions
+        self,
+        tier: Tier,
+        text: str,
+        qvecs: dict[str, tuple[int, Vector]],
+        flt: SearchFilter,
+        opts: SearchOptions,
+        settled: bool,
     ) -> list[tuple[float, Tier, int, dict[str, float | int | None]]]:
         kind = KIND_OF_TIER[tier]
+        index = await self._user(kind, flt.scope.user)
+        allowed = await self._store.selected(kind, flt) if _narrows(kind, flt) else None
         names = await self._store.sources(flt) if kind == "episode" else []
         named = q.mentioned(text, names)
-        lexical = (
-            await self._store.fulltext(kind, flt, q.terms(text, named), opts.candidates) if opts.use_fulltext else []
-        )
-        cosine = _above(
-            await self._cosines(kind, qvecs, flt, opts.candidates, ann_min_rows=opts.ann_min_rows), opts.min_cosine
-        )
+        words = q.terms(text, named)
+        lexical = await self._lexical(kind, index, flt, words, allowed, opts) if opts.use_fulltext else []
+        cosine = _above(await self._cosines(kind, index, qvecs, opts, allowed, settled=settled), opts.min_cosine)
         fused = self._fuse(lexical, cosine, opts)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = sorted(fused, key=lambda s: -fused[s])[:3]
-            qvecs = await self._expand(kind, qvecs, flt, top, opts.feedback)
-            cosine = _above(await self._cosines(kind, qvecs, flt, opts.candidates, only=list(fused)), opts.min_cosine)
+            qvecs = await self._expand(kind, index, qvecs, top, opts.feedback)
+            only = np.asarray(sorted(fused), dtype=np.int64)
+            cosine = _above(await self._cosines(kind, index, qvecs, opts, only, exact=True), opts.min_cosine)
             fused = self._fuse(lexical, cosine, opts)
         if kind == "episode":
             fused = await self._boost(fused, named, opts)
@@ -129,50 +184,107 @@ class SearchEngine:
             for seq, score in fused.items()
         ]  # fmt: skip
 
+    async def _user(self, kind: RecordKind, user: str) -> _UserIndex:
+        """The user's cached index, brought up to date with rows written since it was last read."""
+        key = (kind, user)
+        index = self._users.get(key)
+        if index is None:
+            index = self._users[key] = _UserIndex(user)
+            while len(self._users) > CACHED_USERS:
+                self._users.popitem(last=False)
+        self._users.move_to_end(key)
+        return index
+
+    async def _lexical(
+        self,
+        kind: RecordKind,
+        index: _UserIndex,
+        flt: SearchFilter,
+        words: list[str],
+        allowed: npt.NDArray[np.int64] | None,
+        opts: SearchOptions,
+    ) -> list[tuple[int, float]]:
+        if opts.lexical == "fts5":
+            return await self._store.fulltext(kind, flt, words, opts.candidates)
+        last = await self._store.last_seq(kind)
+        if last > index.text_position:
+            rows = await self._store.texts(kind, flt.scope.user, index.text_position, last)
+            if len(rows) > 10_000:
+                log.info("search: indexing %d %s texts of user %r in memory", len(rows), kind, flt.scope.user)
+            index.lexical.add(rows)
+            index.text_position = last
+        return index.lexical.search(words, opts.candidates, allowed)
+
     async def _cosines(
         self,
         kind: RecordKind,
+        index: _UserIndex,
         qvecs: dict[str, tuple[int, Vector]],
-        flt: SearchFilter,
-        limit: int,
-        only: Sequence[int] | None = None,
-        ann_min_rows: int | None = None,
+        opts: SearchOptions,
+        allowed: npt.NDArray[np.int64] | None,
+        *,
+        exact: bool = False,
+        settled: bool = False,
     ) -> dict[int, float]:
         best: dict[int, float] = {}
         for model, (dimensions, vector) in qvecs.items():
-            seqs, matrix = await self._vectors(kind, model, dimensions, flt)
-            if only is None and ann_min_rows is not None and len(seqs) >= ann_min_rows and ann.available():
-                for seq, cos in self._ann(kind, model, flt, seqs, matrix).search(vector, limit).items():
+            seqs, matrix = await self._vectors(kind, index, model, dimensions)
+            big = opts.ann_min_rows is not None and len(seqs) >= opts.ann_min_rows and allowed is None and not exact
+            graph = await self._ann(index, model, seqs, matrix, settled) if big else None
+            if graph is not None:
+                for seq, cos in graph.search(vector, opts.candidates).items():
                     best[seq] = max(best.get(seq, -1.0), cos)
                 continue
-            if only is not None:
-                seqs, matrix = _rows(seqs, matrix, only)
+            if allowed is not None:
+                at = positions(seqs, allowed)
+                seqs, matrix = seqs[at], matrix[at]
             if not len(seqs):
                 continue
             scores = matrix @ vector
-            top = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit]
+            limit = opts.candidates if not exact else len(scores)
+            top = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit] if limit < len(scores) else slice(None)
             for seq, cos in zip(seqs[top].tolist(), scores[top].tolist(), strict=True):
                 best[seq] = max(best.get(seq, -1.0), cos)
         return best
 
-    def _ann(
-        self, kind: RecordKind, model: str, flt: SearchFilter, seqs: npt.NDArray[np.int64], matrix: Vector
-    ) -> ann.AnnIndex:
-        """The approximate index of a cached scope, built on first use and extended with new rows."""
-        key = (kind, model, flt.model_dump_json())
-        index = self._ann_indexes.get(key)
-        if index is None or index.size > len(seqs):
-            log.info("search: building an approximate index over %d vectors (once per scope)", len(seqs))
-            index = self._ann_indexes[key] = ann.AnnIndex(matrix.shape[1])
-        index.add(seqs[index.size :], matrix[index.size :])
-        return index
+    async def _ann(
+        self, index: _UserIndex, model: str, seqs: npt.NDArray[np.int64], matrix: Vector, settled: bool
+    ) -> ann.AnnIndex | None:
+        """The user's approximate index brought up to date, or None while a worker thread builds it."""
+        graph = index.approximate.get(model)
+        if graph is None:
+            task = index.building.get(model)
+            if task is None:
+                task = index.building[model] = asyncio.create_task(self._build(index, model, seqs, matrix))
+            if not settled:
+                return None
+            await task
+            graph = index.approximate.get(model)
+            if graph is None:
+                return None
+        graph.add(seqs[graph.size :], matrix[graph.size :])
+        return graph
+
+    async def _build(self, index: _UserIndex, model: str, seqs: npt.NDArray[np.int64], matrix: Vector) -> None:
+        vectors = index.vectors.get(model)
+        log.info("search: building an approximate index over %d vectors of user %r", len(seqs), index.user)
+        try:
+            graph = ann.AnnIndex(matrix.shape[1])
+            await asyncio.to_thread(graph.add, seqs, matrix)
+            if index.vectors.get(model) is vectors:  # not dropped or rebuilt meanwhile
+                index.approximate[model] = graph
+        except Exception:
+            log.exception("search: building the approximate index failed; searches stay exact")
+        finally:
+            index.building.pop(model, None)
 
     async def _expand(
-        self, kind: RecordKind, qvecs: dict[str, tuple[int, Vector]], flt: SearchFilter, top: list[int], weight: float
+        self, kind: RecordKind, index: _UserIndex, qvecs: dict[str, tuple[int, Vector]], top: list[int], weight: float
     ) -> dict[str, tuple[int, Vector]]:
         expanded = {}
         for model, (dimensions, vector) in qvecs.items():
-            _, rows = _rows(*await self._vectors(kind, model, dimensions, flt), top)
+            seqs, matrix = await self._vectors(kind, index, model, dimensions)
+            rows = matrix[positions(seqs, np.asarray(sorted(top), dtype=np.int64))]
             if len(rows):
                 vector = vector + weight * rows.mean(axis=0)
                 vector = (vector / np.linalg.norm(vector)).astype(np.float32)
@@ -180,25 +292,20 @@ class SearchEngine:
         return expanded
 
     async def _vectors(
-        self, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter
+        self, kind: RecordKind, index: _UserIndex, model: str, dimensions: int
     ) -> tuple[npt.NDArray[np.int64], Vector]:
-        # A scope's vectors are cached; when the index moves on, only the new rows are read and appended.
-        # The cache only proposes candidates: _hits re-checks every one against the filter.
-        key = (kind, model, flt.model_dump_json())
+        # Only rows indexed since the last read are fetched and appended.
         position = await self._store.index_position(kind, model)
-        cached = self._cache.get(key)
-        if cached is not None and cached[0] == position:
-            self._cache.move_to_end(key)
-            return cached[1], cached[2]
-        if cached is not None and cached[0] > position:  # the model's vectors were dropped or rebuilt
-            cached = None
-        seqs, matrix = await self._store.vectors(kind, model, dimensions, flt, after=cached[0] if cached else 0)
-        if cached is not None:
-            seqs, matrix = np.concatenate([cached[1], seqs]), np.vstack([cached[2], matrix])
-        self._cache[key] = (position, seqs, matrix)
-        while len(self._cache) > 16:
-            self._cache.popitem(last=False)
-        return seqs, matrix
+        cached = index.vectors.get(model)
+        if cached is None or cached.position > position:  # new, or the model's vectors were dropped or rebuilt
+            cached = index.vectors[model] = _Vectors(dimensions)
+            index.approximate.pop(model, None)  # a graph being built for the old vectors is discarded when done
+        if cached.position < position:
+            seqs, matrix = await self._store.vectors(kind, model, dimensions, index.user, cached.position, position)
+            cached.seqs.extend(seqs)
+            cached.matrix.extend(matrix)
+            cached.position = position
+        return cached.seqs.view, cached.matrix.view
 
     @staticmethod
     def _fuse(lexical: list[tuple[int, float]], cosine: dict[int, float], opts: SearchOptions) -> dict[int, float]:
@@ -253,16 +360,6 @@ class SearchEngine:
         return weighed
 
 
-def _rows(seqs: npt.NDArray[np.int64], matrix: Vector, wanted: Sequence[int]) -> tuple[npt.NDArray[np.int64], Vector]:
-    """The rows of ``wanted`` seqs (``seqs`` is sorted), found by binary search, not a scan."""
-    keys = np.asarray(sorted(set(wanted)), dtype=np.int64)
-    at = np.searchsorted(seqs, keys)
-    hit = at < len(seqs)
-    at = at[hit]
-    at = at[seqs[at] == keys[hit]]
-    return seqs[at], matrix[at]
-
-
 def _above(cosine: dict[int, float], threshold: float | None) -> dict[int, float]:
     return cosine if threshold is None else {seq: c for seq, c in cosine.items() if c >= threshold}
 
@@ -273,3 +370,9 @@ def _check_query(query: str, k: int) -> str:
     if k < 1:
         raise InvalidInputError(f"k must be >= 1, got {k}")
     return query.strip()[: q.MAX_QUERY_CHARS]
+
+
+def _narrows(kind: RecordKind, flt: SearchFilter) -> bool:
+    """Whether the filter selects fewer rows than every record of its user (facts: only current ones)."""
+    scope = flt.scope
+    return kind == "fact" or bool(scope.session or scope.agent or flt.since or flt.until)

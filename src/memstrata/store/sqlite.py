@@ -372,10 +372,22 @@ class SQLiteMemoryStore:
             return await sqlite_search.fulltext(db, kind, flt, terms, limit)
 
     async def vectors(
-        self, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter, after: int = 0
+        self, kind: RecordKind, model: str, dimensions: int, user: str, after: int, upto: int
     ) -> tuple[sqlite_search.Seqs, sqlite_search.Matrix]:
         async with self._read() as db:
-            return await sqlite_search.vectors(db, kind, model, dimensions, flt, after)
+            return await sqlite_search.vectors(db, kind, model, dimensions, user, after, upto)
+
+    async def texts(self, kind: RecordKind, user: str, after: int, upto: int) -> list[tuple[int, str]]:
+        async with self._read() as db:
+            return await sqlite_search.texts(db, kind, user, after, upto)
+
+    async def last_seq(self, kind: RecordKind) -> int:
+        async with self._read() as db:
+            return await sqlite_search.last_seq(db, kind)
+
+    async def selected(self, kind: RecordKind, flt: SearchFilter) -> sqlite_search.Seqs:
+        async with self._read() as db:
+            return await sqlite_search.selected(db, kind, flt)
 
     async def matching(self, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter) -> set[int]:
         async with self._read() as db:

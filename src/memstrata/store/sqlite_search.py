@@ -81,15 +81,22 @@ async def fulltext(
     return [(int(row[0]), float(row[1])) for row in await cursor.fetchall()]
 
 
+def user_where(kind: RecordKind, user: str, alias: str = "r") -> tuple[str, list[object]]:
+    """The WHERE clause selecting every row of one user (any session, agent or status)."""
+    pattern = episode_pattern(user, None, None) if kind == "episode" else fact_pattern(user, None)
+    low, high = key_range(pattern)
+    return f"{alias}.scope_key >= ? AND {alias}.scope_key < ?", [low, high]
+
+
 async def vectors(
-    db: aiosqlite.Connection, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter, after: int = 0
+    db: aiosqlite.Connection, kind: RecordKind, model: str, dimensions: int, user: str, after: int, upto: int
 ) -> tuple[Seqs, Matrix]:
-    """The stored vectors of ``model`` for the filter's rows past ``after``, by ``seq``; bad rows are skipped."""
-    clause, params = where(kind, flt)
+    """The stored vectors of ``model`` for the user's rows with ``after < seq <= upto``; bad rows are skipped."""
+    clause, params = user_where(kind, user)
     cursor = await db.execute(
         f"SELECT v.seq, v.vector FROM vectors v JOIN {TABLE[kind]} r ON r.seq = v.seq"
-        f" WHERE v.kind = ? AND v.model = ? AND v.seq > ? AND {clause} ORDER BY v.seq",
-        (kind, model, after, *params),
+        f" WHERE v.kind = ? AND v.model = ? AND v.seq > ? AND v.seq <= ? AND {clause} ORDER BY v.seq",
+        (kind, model, after, upto, *params),
     )
     rows = list(await cursor.fetchall())
     size = dimensions * 4
@@ -99,6 +106,32 @@ async def vectors(
     seqs = np.fromiter((row[0] for row in good), dtype=np.int64, count=len(good))
     matrix = np.frombuffer(b"".join(row[1] for row in good), dtype=np.float32).reshape(len(good), dimensions)
     return seqs, matrix
+
+
+async def texts(
+    db: aiosqlite.Connection, kind: RecordKind, user: str, after: int, upto: int
+) -> list[tuple[int, str]]:
+    """(seq, text) of the user's rows with ``after < seq <= upto``, by ``seq``."""
+    clause, params = user_where(kind, user)
+    cursor = await db.execute(
+        f"SELECT r.seq, r.{TEXT[kind]} FROM {TABLE[kind]} r WHERE r.seq > ? AND r.seq <= ? AND {clause} ORDER BY r.seq",
+        (after, upto, *params),
+    )
+    return [(int(row[0]), str(row[1])) for row in await cursor.fetchall()]
+
+
+async def last_seq(db: aiosqlite.Connection, kind: RecordKind) -> int:
+    cursor = await db.execute(f"SELECT MAX(seq) FROM {TABLE[kind]}")
+    row = await cursor.fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+async def selected(db: aiosqlite.Connection, kind: RecordKind, flt: SearchFilter) -> Seqs:
+    """The seqs of every row the filter selects, ascending."""
+    clause, params = where(kind, flt)
+    cursor = await db.execute(f"SELECT r.seq FROM {TABLE[kind]} r WHERE {clause} ORDER BY r.seq", params)
+    rows = list(await cursor.fetchall())
+    return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
 
 
 async def matching(db: aiosqlite.Connection, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter) -> set[int]:

@@ -1,0 +1,208 @@
+"""An in-memory BM25 index over one scope's texts, grown as records arrive.
+
+SQLite's FTS5 ranks by scoring every row that matches any query term, and its table is
+shared by all users, so a five-word query over a large memory costs tens of milliseconds
+before the scope filter even applies. The search engine therefore keeps, per scope it
+searches, an inverted index in numpy arrays: texts are tokenised the way the FTS5 tables
+are (``porter unicode61``: Unicode words, lower-cased, diacritics removed, Porter-stemmed),
+new records are appended as a small segment, and segments are merged when there are too
+many. Scoring is FTS5's BM25 (k1 = 1.2, b = 0.75, the same idf), with the scope's own
+document count and average length.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import Stemmer
+
+K1 = 1.2
+B = 0.75
+MAX_SEGMENTS = 8
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+Seqs = npt.NDArray[np.int64]
+
+
+class Tokenizer:
+    """Words to term ids (stemmed, diacritics removed); ids are stable for the tokenizer's life."""
+
+    def __init__(self) -> None:
+        self._stemmer = Stemmer.Stemmer("porter")
+        self._ids: dict[str, int] = {}  # surface word -> term id
+        self._terms: dict[str, int] = {}  # stem -> term id
+
+    @property
+    def vocabulary(self) -> int:
+        return len(self._terms)
+
+    def ids(self, text: str) -> list[int]:
+        """Term ids of every word of ``text``, in order (new words get new ids)."""
+        words = _WORD.findall(text.lower())
+        known = self._ids
+        missing = [w for w in words if w not in known]
+        if missing:
+            self._learn(missing)
+        return [known[w] for w in words]
+
+    def lookup(self, words: Sequence[str]) -> list[int]:
+        """Term ids of query words that occur in the index (unknown words are dropped)."""
+        found = []
+        for word in words:
+            term = self._terms.get(self._stem(word.lower()))
+            if term is not None and term not in found:
+                found.append(term)
+        return found
+
+    def _learn(self, words: list[str]) -> None:
+        for word in dict.fromkeys(words):
+            self._ids[word] = self._terms.setdefault(self._stem(word), len(self._terms))
+
+    def _stem(self, word: str) -> str:
+        if not word.isascii():
+            word = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+        return str(self._stemmer.stemWord(word))
+
+
+class _Segment:
+    """Postings of a run of documents grouped by term: document ordinals and term frequencies."""
+
+    def __init__(self, terms: npt.NDArray[np.int64], docs: npt.NDArray[np.int64], tfs: npt.NDArray[np.float32]) -> None:
+        order = np.argsort(terms, kind="stable")  # docs stay ascending within a term
+        terms = terms[order]
+        self.docs = docs[order].astype(np.int32)
+        self.tfs = tfs[order]
+        self.terms, first = np.unique(terms, return_index=True)
+        self.offsets = np.append(first, len(terms))
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    @classmethod
+    def of_tokens(cls, terms: npt.NDArray[np.int64], docs: npt.NDArray[np.int64]) -> _Segment:
+        """From one (term, doc) pair per token."""
+        unique, counts = np.unique(terms * (1 << 32) + docs, return_counts=True)
+        return cls(unique >> 32, unique & 0xFFFFFFFF, counts.astype(np.float32))
+
+    @classmethod
+    def merged(cls, segments: Sequence[_Segment]) -> _Segment:
+        return cls(
+            np.concatenate([np.repeat(s.terms, np.diff(s.offsets)) for s in segments]),
+            np.concatenate([s.docs.astype(np.int64) for s in segments]),
+            np.concatenate([s.tfs for s in segments]),
+        )
+
+    def postings(self, term: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+        at = int(np.searchsorted(self.terms, term))
+        if at == len(self.terms) or self.terms[at] != term:
+            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
+        lo, hi = self.offsets[at], self.offsets[at + 1]
+        return self.docs[lo:hi], self.tfs[lo:hi]
+
+
+class Column:
+    """A growable 1- or 2-D numpy array (capacity doubles), so appending a few rows never copies them all."""
+
+    def __init__(self, dtype: type[np.generic], width: int | None = None) -> None:
+        self._shape: tuple[int, ...] = () if width is None else (width,)
+        self._data = np.empty((16, *self._shape), dtype=dtype)
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def extend(self, rows: npt.ArrayLike) -> None:
+        rows = np.asarray(rows, dtype=self._data.dtype)
+        need = self._size + len(rows)
+        if need > len(self._data):
+            grown = np.empty((max(need, 2 * len(self._data)), *self._shape), dtype=self._data.dtype)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+        self._data[self._size : need] = rows
+        self._size = need
+
+    @property
+    def view(self) -> npt.NDArray[Any]:
+        return self._data[: self._size]
+
+
+class LexicalIndex:
+    """BM25 over (seq, text) rows appended in increasing ``seq`` order."""
+
+    def __init__(self) -> None:
+        self.tokenizer = Tokenizer()
+        self._seqs = Column(np.int64)
+        self._lengths = Column(np.float32)
+        self._total = 0.0
+        self._segments: list[_Segment] = []
+
+    def __len__(self) -> int:
+        return len(self._seqs)
+
+    @property
+    def seqs(self) -> Seqs:
+        return self._seqs.view
+
+    def add(self, rows: Sequence[tuple[int, str]]) -> None:
+        if not rows:
+            return
+        base = len(self._seqs)
+        terms: list[int] = []
+        docs: list[int] = []
+        lengths = np.empty(len(rows), dtype=np.float32)
+        for offset, (_, text) in enumerate(rows):
+            ids = self.tokenizer.ids(text)
+            terms += ids
+            docs += [base + offset] * len(ids)
+            lengths[offset] = len(ids)
+        self._seqs.extend([seq for seq, _ in rows])
+        self._lengths.extend(lengths)
+        self._total += float(lengths.sum())
+        if terms:
+            self._segments.append(_Segment.of_tokens(np.asarray(terms, np.int64), np.asarray(docs, np.int64)))
+        # Merge like a binary counter: segment sizes shrink geometrically, so there are O(log n) of them
+        # and each posting is re-sorted O(log n) times over the index's life.
+        while len(self._segments) > 1 and len(self._segments[-2]) <= 2 * len(self._segments[-1]):
+            self._segments[-2:] = [_Segment.merged(self._segments[-2:])]
+
+    def search(self, words: Sequence[str], limit: int, allowed: Seqs | None = None) -> list[tuple[int, float]]:
+        """(seq, BM25) best first for documents holding any of ``words``; ``allowed`` (sorted seqs) restricts."""
+        terms = self.tokenizer.lookup(words)
+        n = len(self._seqs)
+        if not terms or not self._segments:
+            return []
+        seqs, lengths = self._seqs.view, self._lengths.view
+        scores = np.zeros(n, dtype=np.float32)
+        average = self._total / n or 1.0
+        for term in terms:
+            parts = [segment.postings(term) for segment in self._segments]
+            docs = np.concatenate([p[0] for p in parts])
+            if not len(docs):
+                continue
+            tfs = np.concatenate([p[1] for p in parts])
+            idf = max(float(np.log((n - len(docs) + 0.5) / (len(docs) + 0.5))), 1e-6)
+            norm = K1 * (1 - B + B * lengths[docs] / average)
+            scores[docs] += idf * tfs * (K1 + 1) / (tfs + norm)
+        if allowed is not None:
+            keep = np.zeros(n, dtype=bool)
+            keep[positions(seqs, allowed)] = True
+            scores[~keep] = 0
+        hits = np.flatnonzero(scores)
+        if len(hits) > limit:
+            hits = hits[np.argpartition(-scores[hits], limit - 1)[:limit]]
+        hits = hits[np.argsort(-scores[hits], kind="stable")]
+        return list(zip(seqs[hits].tolist(), scores[hits].astype(float).tolist(), strict=True))
+
+
+def positions(seqs: Seqs, wanted: Seqs) -> npt.NDArray[np.intp]:
+    """Where the ``wanted`` seqs sit in the sorted ``seqs`` (those absent are left out)."""
+    at = np.searchsorted(seqs, wanted)
+    inside = at < len(seqs)
+    at = at[inside]
+    found: npt.NDArray[np.intp] = at[seqs[at] == wanted[inside]]
+    return found

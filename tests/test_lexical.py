@@ -1,0 +1,74 @@
+"""The in-memory BM25 index scores exactly like SQLite FTS5 (porter unicode61), however it was grown."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memstrata.search.lexical import Column, LexicalIndex, Tokenizer
+
+WORDS = ["hiking", "hikes", "mountain", "Mountains", "running", "ran", "café", "cafe", "naïve", "résumé", "the", "a", "x"]
+
+corpora = st.lists(st.lists(st.sampled_from(WORDS), min_size=0, max_size=12).map(" ".join), min_size=1, max_size=60)
+
+
+def fts5_scores(texts: list[str], words: list[str]) -> dict[int, float]:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE f USING fts5(c, tokenize = 'porter unicode61')")
+    db.executemany("INSERT INTO f (rowid, c) VALUES (?, ?)", list(enumerate(texts, start=1)))
+    match = " OR ".join(f'"{w}"' for w in words)
+    rows = db.execute("SELECT rowid, -bm25(f) FROM f WHERE f MATCH ?", (match,)).fetchall()
+    return {int(seq): float(score) for seq, score in rows}
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpora, st.lists(st.integers(1, 9), min_size=1, max_size=20), st.lists(st.sampled_from(WORDS), min_size=1))
+def test_scores_equal_fts5_bm25_whatever_the_append_batches(texts: list[str], cuts: list[int], query: list[str]) -> None:
+    index = LexicalIndex()
+    rows = list(enumerate(texts, start=1))
+    at = 0
+    for cut in cuts * len(rows):
+        index.add(rows[at : at + cut])
+        at += cut
+        if at >= len(rows):
+            break
+    assert len(index) == len(texts)
+    # One word per stem: FTS5 scores each OR-ed phrase, so a repeated stem would count twice there.
+    words = list({index.tokenizer.ids(w)[0]: w.lower() for w in query}.values())
+    expected = fts5_scores(texts, words)
+    got = dict(index.search(words, limit=len(texts)))
+    assert set(got) == {seq for seq, score in expected.items() if score > 0}
+    for seq, score in got.items():
+        assert score == pytest.approx(expected[seq], rel=1e-4, abs=1e-6)
+
+
+def test_results_are_best_first_limited_and_restricted_to_allowed_rows() -> None:
+    index = LexicalIndex()
+    index.add([(10, "mountain hiking trip today"), (20, "mountain trip"), (30, "sea kayaking")])
+    index.add([(40, "mountain mountain"), (50, "city walk"), (60, "lake swim"), (70, "forest run")])
+    ranked = index.search(["mountain"], limit=2)
+    assert [seq for seq, _ in ranked] == [40, 20]
+    assert ranked[0][1] > ranked[1][1]
+    allowed = index.search(["mountain"], limit=10, allowed=np.asarray([10, 30, 99], dtype=np.int64))
+    assert [seq for seq, _ in allowed] == [10]
+    assert index.search(["volcano"], limit=10) == []
+    assert LexicalIndex().search(["mountain"], limit=10) == []
+
+
+def test_tokenizer_stems_and_folds_diacritics_like_fts5() -> None:
+    tokens = Tokenizer()
+    assert tokens.ids("Hiking hikes") == tokens.ids("hike HIKE")
+    assert tokens.ids("naïve café") == tokens.ids("naive cafe")
+    assert tokens.lookup(["unknownword"]) == []
+
+
+def test_column_grows_without_losing_rows() -> None:
+    column = Column(np.float32, 3)
+    for start in range(0, 100, 7):
+        column.extend(np.full((7, 3), start, dtype=np.float32))
+    assert column.view.shape == (105, 3)
+    assert column.view[7:14].tolist() == [[7.0] * 3] * 7
