@@ -108,9 +108,7 @@ async def vectors(
     return seqs, matrix
 
 
-async def texts(
-    db: aiosqlite.Connection, kind: RecordKind, user: str, after: int, upto: int
-) -> list[tuple[int, str]]:
+async def texts(db: aiosqlite.Connection, kind: RecordKind, user: str, after: int, upto: int) -> list[tuple[int, str]]:
     """(seq, text) of the user's rows with ``after < seq <= upto``, by ``seq``."""
     clause, params = user_where(kind, user)
     cursor = await db.execute(
