@@ -148,5 +148,10 @@ class OnnxEmbedder(BatchEmbedder):
         pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         return normalise(pooled, self._dimensions)
 
+    async def embed(self, text: str) -> Vectors:
+        # One query takes a few milliseconds: handing it to a worker thread and back costs more than it saves.
+        vector: Vectors = self._run([text])[0]
+        return vector
+
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:
         return await asyncio.to_thread(self._run, list(texts))

@@ -33,6 +33,7 @@ class FactPayload(Model):
     event_date: AwareDatetime | None = None
     event_date_confidence: EventDateConfidence | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
+    status: Literal["active", "pending"] = Field(default="active", description="pending: awaiting a judge")
 
 
 class Fact(Model):

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import onnxruntime  # noqa: F401  (first: loaded after usearch's numkong library, onnxruntime's import crashes)
 from usearch.index import Index
 
 log = logging.getLogger("memstrata.search")
@@ -39,6 +40,6 @@ class AnnIndex:
             self.size += len(seqs)
 
     def search(self, vector: npt.NDArray[np.float32], limit: int) -> dict[int, float]:
-        self._index.expansion_search = max(64, 2 * limit)
+        self._index.expansion_search = max(64, limit)
         found = self._index.search(vector, limit)
         return {int(key): 1.0 - float(distance) for key, distance in zip(found.keys, found.distances, strict=True)}

@@ -36,6 +36,7 @@ from memstrata.models import Episode
 from memstrata.models.base import Model
 from memstrata.models.search import KIND_OF_TIER, RecordKind, SearchFilter, SearchHit, Tier
 from memstrata.salience import RuleBasedScorer, SalienceContext
+from memstrata.scope import Scope
 from memstrata.search import ann
 from memstrata.search import query as q
 from memstrata.search.fusion import linear_fusion, rrf_fusion
@@ -70,6 +71,7 @@ class _UserIndex:
     vectors: dict[str, _Vectors] = field(default_factory=dict)  # per model
     approximate: dict[str, ann.AnnIndex] = field(default_factory=dict)
     building: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    sources: dict[Scope, tuple[int, list[str]]] = field(default_factory=dict)  # scope -> (text position, names)
 
 
 class SearchOptions(Model):
@@ -142,6 +144,26 @@ class SearchEngine:
         readers = [r for r in self._readers if models is None or r.model in models]
         return {r.model: (r.dimensions, await r.embed(text)) for r in readers}
 
+    @property
+    def active(self) -> Embedder | None:
+        """The embedder new records are embedded with (None: full text only)."""
+        return self._readers[0] if self._readers else None
+
+    async def nearest(self, kind: RecordKind, flt: SearchFilter, vector: Vector, k: int) -> list[tuple[int, float]]:
+        """The ``k`` records of the filter closest to ``vector`` (active model, exact cosine), best first."""
+        embedder = self.active
+        if embedder is None:
+            return []
+        index = await self._user(kind, flt.scope.user)
+        seqs, matrix = await self._vectors(kind, index, embedder.model, embedder.dimensions)
+        at = positions(seqs, await self._store.selected(kind, flt))
+        if not len(at):
+            return []
+        scores = matrix[at] @ vector
+        top = np.argsort(-scores)[:k] if len(scores) <= k else np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return list(zip(seqs[at][top].tolist(), scores[top].astype(float).tolist(), strict=True))
+
     async def close(self) -> None:
         """Wait for approximate indexes being built (their worker threads cannot be interrupted)."""
         for index in list(self._users.values()):
@@ -160,18 +182,20 @@ class SearchEngine:
         kind = KIND_OF_TIER[tier]
         index = await self._user(kind, flt.scope.user)
         allowed = await self._store.selected(kind, flt) if _narrows(kind, flt) else None
-        names = await self._store.sources(flt) if kind == "episode" else []
+        last = await self._store.last_seq(kind)
+        names = await self._sources(index, flt, last) if kind == "episode" else []
         named = q.mentioned(text, names)
         words = q.terms(text, named)
-        lexical = await self._lexical(kind, index, flt, words, allowed, opts) if opts.use_fulltext else []
-        cosine = _above(await self._cosines(kind, index, qvecs, opts, allowed, settled=settled), opts.min_cosine)
+        lexical = await self._lexical(kind, index, flt, words, allowed, opts, last) if opts.use_fulltext else []
+        vecs = {m: await self._vectors(kind, index, m, dimensions) for m, (dimensions, _) in qvecs.items()}
+        cosine = _above(await self._cosines(index, vecs, qvecs, opts, allowed, settled=settled), opts.min_cosine)
         fused = self._fuse(lexical, cosine, opts)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = sorted(fused, key=lambda s: -fused[s])[:3]
-            qvecs = await self._expand(kind, index, qvecs, top, opts.feedback)
+            qvecs = _expand(vecs, qvecs, top, opts.feedback)
             only = np.asarray(sorted(fused), dtype=np.int64)
-            cosine = _above(await self._cosines(kind, index, qvecs, opts, only, exact=True), opts.min_cosine)
+            cosine = _above(await self._cosines(index, vecs, qvecs, opts, only, exact=True), opts.min_cosine)
             fused = self._fuse(lexical, cosine, opts)
         if kind == "episode":
             fused = await self._boost(fused, named, opts)
@@ -195,6 +219,13 @@ class SearchEngine:
         self._users.move_to_end(key)
         return index
 
+    async def _sources(self, index: _UserIndex, flt: SearchFilter, position: int) -> list[str]:
+        """The scope's source names (speakers, tools), read again only when new episodes arrived."""
+        cached = index.sources.get(flt.scope)
+        if cached is None or cached[0] != position:
+            cached = index.sources[flt.scope] = (position, await self._store.sources(flt))
+        return cached[1]
+
     async def _lexical(
         self,
         kind: RecordKind,
@@ -203,10 +234,10 @@ class SearchEngine:
         words: list[str],
         allowed: npt.NDArray[np.int64] | None,
         opts: SearchOptions,
+        last: int,
     ) -> list[tuple[int, float]]:
         if opts.lexical == "fts5":
             return await self._store.fulltext(kind, flt, words, opts.candidates)
-        last = await self._store.last_seq(kind)
         if last > index.text_position:
             rows = await self._store.texts(kind, flt.scope.user, index.text_position, last)
             if len(rows) > 10_000:
@@ -217,8 +248,8 @@ class SearchEngine:
 
     async def _cosines(
         self,
-        kind: RecordKind,
         index: _UserIndex,
+        vecs: dict[str, tuple[npt.NDArray[np.int64], Vector]],
         qvecs: dict[str, tuple[int, Vector]],
         opts: SearchOptions,
         allowed: npt.NDArray[np.int64] | None,
@@ -227,8 +258,8 @@ class SearchEngine:
         settled: bool = False,
     ) -> dict[int, float]:
         best: dict[int, float] = {}
-        for model, (dimensions, vector) in qvecs.items():
-            seqs, matrix = await self._vectors(kind, index, model, dimensions)
+        for model, (_, vector) in qvecs.items():
+            seqs, matrix = vecs[model]
             big = opts.ann_min_rows is not None and len(seqs) >= opts.ann_min_rows and allowed is None and not exact
             graph = await self._ann(index, model, seqs, matrix, settled) if big else None
             if graph is not None:
@@ -278,19 +309,6 @@ class SearchEngine:
         finally:
             index.building.pop(model, None)
 
-    async def _expand(
-        self, kind: RecordKind, index: _UserIndex, qvecs: dict[str, tuple[int, Vector]], top: list[int], weight: float
-    ) -> dict[str, tuple[int, Vector]]:
-        expanded = {}
-        for model, (dimensions, vector) in qvecs.items():
-            seqs, matrix = await self._vectors(kind, index, model, dimensions)
-            rows = matrix[positions(seqs, np.asarray(sorted(top), dtype=np.int64))]
-            if len(rows):
-                vector = vector + weight * rows.mean(axis=0)
-                vector = (vector / np.linalg.norm(vector)).astype(np.float32)
-            expanded[model] = (dimensions, vector)
-        return expanded
-
     async def _vectors(
         self, kind: RecordKind, index: _UserIndex, model: str, dimensions: int
     ) -> tuple[npt.NDArray[np.int64], Vector]:
@@ -338,7 +356,7 @@ class SearchEngine:
         for tier in ("episodic", "semantic"):
             kind = KIND_OF_TIER[tier]
             seqs = [seq for _, t, seq, _ in scored if t == tier]
-            found = await self._store.records(kind, sorted(await self._store.matching(kind, seqs, flt)))
+            found = await self._store.records(kind, sorted(seqs), flt)  # re-checked against the filter now
             hits += [
                 SearchHit(record=found[seq], tier=tier, score=score, **parts)
                 for score, t, seq, parts in scored
@@ -376,3 +394,21 @@ def _narrows(kind: RecordKind, flt: SearchFilter) -> bool:
     """Whether the filter selects fewer rows than every record of its user (facts: only current ones)."""
     scope = flt.scope
     return kind == "fact" or bool(scope.session or scope.agent or flt.since or flt.until)
+
+
+def _expand(
+    vecs: dict[str, tuple[npt.NDArray[np.int64], Vector]],
+    qvecs: dict[str, tuple[int, Vector]],
+    top: list[int],
+    weight: float,
+) -> dict[str, tuple[int, Vector]]:
+    """Each query vector moved towards the mean of the ``top`` records' vectors (Rocchio)."""
+    expanded = {}
+    for model, (dimensions, vector) in qvecs.items():
+        seqs, matrix = vecs[model]
+        rows = matrix[positions(seqs, np.asarray(sorted(top), dtype=np.int64))]
+        if len(rows):
+            vector = vector + weight * rows.mean(axis=0)
+            vector = (vector / np.linalg.norm(vector)).astype(np.float32)
+        expanded[model] = (dimensions, vector)
+    return expanded

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from memstrata._time import from_text, to_text
+from memstrata.conflicts import text_hash
 from memstrata.models import DeltaRecord, Episode, Fact, Lineage, parse_delta
 
 EPISODE_COLUMNS = (
@@ -82,7 +83,7 @@ def fact_values(fact: Fact, scope_key: str) -> tuple[Any, ...]:
         to_text(fact.recorded_at), opt_time(fact.superseded_at), dumps(fact.source_episode_ids), fact.rule_id,
         fact.confidence, to_text(fact.promotion_ts), fact.salience, fact.access_count,
         opt_time(fact.last_accessed_at), dumps(fact.tags), dumps(fact.channels), fact.summary,
-        opt_time(fact.event_date), fact.event_date_confidence, opt_time(fact.valid_to),
+        opt_time(fact.event_date), fact.event_date_confidence, opt_time(fact.valid_to), text_hash(fact.text),
     )  # fmt: skip
 
 
@@ -90,7 +91,7 @@ FACT_INSERT = (
     "INSERT INTO facts (id, scope_key, user_id, agent_id, text, subject, predicate, object, payload, memory_type,"
     " status, valid_from, valid_to, recorded_at, superseded_at, source_episode_ids, rule_id, confidence,"
     " promotion_ts, salience, access_count, last_accessed_at, tags, channels, summary, event_date,"
-    " event_date_confidence, asserted_valid_to) VALUES (" + ", ".join(["?"] * 28) + ")"
+    " event_date_confidence, asserted_valid_to, text_hash) VALUES (" + ", ".join(["?"] * 29) + ")"
 )
 
 

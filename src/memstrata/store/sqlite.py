@@ -20,6 +20,7 @@ from typing import Any
 import aiosqlite
 
 from memstrata._time import from_text, to_text, utcnow
+from memstrata.conflicts import text_hash
 from memstrata.consolidation.classify import classify
 from memstrata.consolidation.filter import parse_filter
 from memstrata.errors import EpisodeConflictError, MemoryScopeError, NotFoundError, SchemaVersionError, StoreError
@@ -36,9 +37,10 @@ from memstrata.models import (
     RuleState,
     StoreHealth,
 )
+from memstrata.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from memstrata.models.search import RecordKind, SearchFilter
 from memstrata.scope import episode_key, episode_pattern, key_range
-from memstrata.store import sqlite_facts, sqlite_search
+from memstrata.store import sqlite_conflicts, sqlite_facts, sqlite_search
 from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import FilterCompiler
 from memstrata.store.migrations import check_plan
@@ -46,7 +48,7 @@ from memstrata.store.rows import EPISODE_COLUMNS, dumps, episode_from_row
 
 __all__ = ["SQLiteMemoryStore"]
 
-SCHEMA_FILES = ((1, "001_base.sql"), (2, "002_search.sql"))
+SCHEMA_FILES = ((1, "001_base.sql"), (2, "002_search.sql"), (3, "003_conflicts.sql"))
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _PRAGMAS = (
     "PRAGMA foreign_keys = ON",
@@ -79,10 +81,17 @@ class SQLiteMemoryStore:
             if isinstance(self.path, Path):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             with _translated():
-                self._db = await aiosqlite.connect(str(self.path), isolation_level=None)
+                connection = aiosqlite.connect(str(self.path), isolation_level=None)
+                # A program that forgets close() (or dies of an exception) must still exit; committed
+                # transactions are in the WAL either way.
+                worker = getattr(connection, "_thread", None)
+                if worker is not None:
+                    worker.daemon = True
+                self._db = await connection
         try:
             for pragma in _PRAGMAS:
                 await self._db.execute(pragma)
+            await self._db.create_function("memstrata_text_hash", 1, text_hash, deterministic=True)
             await self._db.execute("PRAGMA journal_mode = WAL")
             async with self._write() as db:
                 await self._upgrade(db)
@@ -357,6 +366,40 @@ class SQLiteMemoryStore:
         async with self._read() as db:
             return await sqlite_facts.lineage(db, fact_id)
 
+    # -- conflicts -----------------------------------------------------------------------------
+
+    async def current_by_hash(self, user: str, agent: str, digest: str) -> Fact | None:
+        async with self._read() as db:
+            return await sqlite_conflicts.current_by_hash(db, user, agent, digest)
+
+    async def remember(
+        self, delta: MemoryDelta, decision: ConflictDecision
+    ) -> tuple[ConflictDecision, DeltaRecord | None, int | None]:
+        async with self._write() as db:
+            return await sqlite_conflicts.remember(db, delta, decision, decision.decided_at)
+
+    async def conflicts(
+        self, user: str, agent: str | None, *, limit: int = 100, fact_id: str | None = None
+    ) -> list[ConflictDecision]:
+        async with self._read() as db:
+            return await sqlite_conflicts.conflicts(db, user, agent, limit, fact_id)
+
+    async def resolve_pending(self, pending: Fact, verdict: JudgeVerdict) -> ConflictDecision:
+        async with self._write() as db:
+            return await sqlite_conflicts.resolve_pending(db, pending, verdict, utcnow())
+
+    async def log_decision(self, decision: ConflictDecision) -> None:
+        async with self._write() as db:
+            await sqlite_conflicts.log_decision(db, decision)
+
+    async def purge(self, fact_id: str, reason: str) -> PurgeRecord:
+        async with self._write() as db:
+            return await sqlite_conflicts.purge(db, fact_id, reason, utcnow())
+
+    async def purges(self, user: str) -> list[PurgeRecord]:
+        async with self._read() as db:
+            return await sqlite_conflicts.purges(db, user)
+
     async def delta_log(
         self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100
     ) -> list[DeltaRecord]:
@@ -393,9 +436,11 @@ class SQLiteMemoryStore:
         async with self._read() as db:
             return await sqlite_search.matching(db, kind, seqs, flt)
 
-    async def records(self, kind: RecordKind, seqs: Sequence[int]) -> dict[int, Episode | Fact]:
+    async def records(
+        self, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter | None = None
+    ) -> dict[int, Episode | Fact]:
         async with self._read() as db:
-            return await sqlite_search.records(db, kind, seqs)
+            return await sqlite_search.records(db, kind, seqs, flt)
 
     async def neighbours(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
         async with self._read() as db:

@@ -65,7 +65,7 @@ async def apply_delta(db: aiosqlite.Connection, delta: MemoryDelta, now: datetim
         fact_id = await _insert_fact(db, delta, scope, now, closes=closed)
     elif isinstance(delta, DeleteDelta):
         closed = await _resolve(db, delta.replaces, await _episode_scope(db, delta.source_episode_ids))
-        await _close(db, closed, status="forgotten", world_end=await _latest_source_time(db, delta), now=now)
+        await close_facts(db, closed, status="forgotten", world_end=await _latest_source_time(db, delta), now=now)
     else:
         assert isinstance(delta, NoopDelta)
     return await _log_applied(db, delta, existing, fact_id, closed, now)
@@ -189,7 +189,9 @@ async def _resolve(db: aiosqlite.Connection, refs: list[str], scope: _Scope | No
     return resolved
 
 
-async def _close(db: aiosqlite.Connection, ids: list[str], *, status: str, world_end: datetime, now: datetime) -> None:
+async def close_facts(
+    db: aiosqlite.Connection, ids: list[str], *, status: str, world_end: datetime, now: datetime
+) -> None:
     end = to_text(world_end)
     for fact_id in ids:
         await db.execute(
@@ -223,7 +225,7 @@ async def _insert_fact(
         **fields,
     )
     if closes:
-        await _close(db, closes, status="superseded", world_end=valid_from, now=now)
+        await close_facts(db, closes, status="superseded", world_end=valid_from, now=now)
     await db.execute(FACT_INSERT, fact_values(fact, fact_key(*scope)))
     await db.executemany(
         "INSERT OR IGNORE INTO fact_sources (episode_id, fact_id) VALUES (?, ?)",

@@ -144,12 +144,20 @@ async def matching(db: aiosqlite.Connection, kind: RecordKind, seqs: Sequence[in
     return {int(row[0]) for row in await cursor.fetchall()}
 
 
-async def records(db: aiosqlite.Connection, kind: RecordKind, seqs: Sequence[int]) -> dict[int, Episode | Fact]:
+async def records(
+    db: aiosqlite.Connection, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter | None = None
+) -> dict[int, Episode | Fact]:
+    """The records of ``seqs`` by seq; with ``flt``, only those that satisfy it now."""
     if not seqs:
         return {}
     marks = ", ".join("?" for _ in seqs)
     columns = EPISODE_COLUMNS if kind == "episode" else FACT_COLUMNS
-    cursor = await db.execute(f"SELECT seq, {columns} FROM {TABLE[kind]} WHERE seq IN ({marks})", tuple(seqs))
+    clause, params = where(kind, flt) if flt is not None else ("1", [])
+    cursor = await db.execute(
+        f"SELECT r.seq, {', '.join('r.' + c.strip() for c in columns.split(','))} FROM {TABLE[kind]} r"
+        f" WHERE r.seq IN ({marks}) AND {clause}",
+        (*seqs, *params),
+    )
     decode = episode_from_row if kind == "episode" else fact_from_row
     return {int(row[0]): decode(row[1:]) for row in await cursor.fetchall()}
 
