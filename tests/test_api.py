@@ -24,7 +24,8 @@ EXPORTS = {
     "SalienceContext", "SalienceScorer", "SalientEpisode", "SchemaVersionError", "Scope", "SQLiteMemoryStore",
     "Store", "StoreError", "StoreHealth", "SyncMemory", "UpdateDelta", "parse_delta", "EmbedderMismatchError",
     "EmbeddingError", "Embedder", "OnnxEmbedder", "OpenAIEmbedder", "IndexProgress", "SearchFilter", "SearchHit",
-    "Reranker", "SearchOptions",
+    "Reranker", "SearchOptions", "ConflictDecision", "ConflictJudge", "ConflictThresholds", "JudgeVerdict",
+    "LocalePack", "OpenAIJudge", "PurgeRecord", "define_locale_pack",
 }  # fmt: skip
 
 

@@ -6,6 +6,7 @@ Everything a user needs is importable from here::
 """
 
 from memstrata.config import MemoryConfig
+from memstrata.conflicts import LocalePack, define_locale_pack
 from memstrata.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
 from memstrata.embedding.indexer import IndexProgress
 from memstrata.errors import (
@@ -24,6 +25,7 @@ from memstrata.errors import (
     SchemaVersionError,
     StoreError,
 )
+from memstrata.judge import ConflictJudge, OpenAIJudge
 from memstrata.memory import Memory
 from memstrata.models import (
     AddDelta,
@@ -45,6 +47,7 @@ from memstrata.models import (
     UpdateDelta,
     parse_delta,
 )
+from memstrata.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
 from memstrata.models.search import SearchFilter, SearchHit
 from memstrata.salience import RuleBasedScorer, SalienceContext, SalienceScorer
 from memstrata.scope import Scope
@@ -58,6 +61,9 @@ __version__ = "0.1.0"
 __all__ = [
     "AddDelta",
     "ConfigurationError",
+    "ConflictDecision",
+    "ConflictJudge",
+    "ConflictThresholds",
     "ConsolidationRule",
     "ConsolidationRuleError",
     "ConsolidationRun",
@@ -76,7 +82,9 @@ __all__ = [
     "FactStore",
     "IndexProgress",
     "InvalidInputError",
+    "JudgeVerdict",
     "Lineage",
+    "LocalePack",
     "Memory",
     "MemoryConfig",
     "MemoryDelta",
@@ -90,6 +98,8 @@ __all__ = [
     "NotFoundError",
     "OnnxEmbedder",
     "OpenAIEmbedder",
+    "OpenAIJudge",
+    "PurgeRecord",
     "Reranker",
     "RuleBasedScorer",
     "RuleState",
@@ -107,5 +117,6 @@ __all__ = [
     "StoreHealth",
     "SyncMemory",
     "UpdateDelta",
+    "define_locale_pack",
     "parse_delta",
 ]

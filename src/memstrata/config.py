@@ -10,6 +10,7 @@ from pydantic import Field
 
 from memstrata.errors import ConfigurationError, MemstrataError
 from memstrata.models.base import Model
+from memstrata.models.conflict import ConflictThresholds
 from memstrata.search.hybrid import SearchOptions
 
 DEFAULT_URL = "sqlite:///memstrata.db"
@@ -29,6 +30,9 @@ class MemoryConfig(Model):
     - ``embedder_strategy``: what to do when the embedder changes (see `memstrata.embedding.registry`).
     - ``index_in_background``: embed new records after each write without blocking it.
     - ``search``: the default `SearchOptions` (fusion weights, boosts).
+    - ``locale``: the locale pack `semantic.remember` reads change markers and predicates from
+      (``"en"`` ships; `define_locale_pack` adds more).
+    - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
     """
 
     error_type: ClassVar[type[MemstrataError]] = ConfigurationError
@@ -41,6 +45,8 @@ class MemoryConfig(Model):
     embedder_strategy: Literal["lock-on-first", "multi-active", "auto-migrate"] = "lock-on-first"
     index_in_background: bool = True
     search: SearchOptions = Field(default_factory=SearchOptions)
+    locale: str = Field(default="en", min_length=1)
+    conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:

@@ -111,7 +111,10 @@ class LocalePack(Model):
             negated = count > 0
         if self._fillers is not None:
             prepared = self._fillers.sub(" ", prepared)
-        prepared = _SPACE.sub(" ", prepared).strip()
+        prepared = " " + _SPACE.sub(" ", prepared).strip() + " "
+        for short, full in self.contractions.items():  # again: "i've just moved" is "i have moved" only now
+            prepared = prepared.replace(short, full)
+        prepared = prepared.strip()
         for compiled, normaliser in self._compiled:
             found = compiled.fullmatch(prepared)
             if found is None:
@@ -374,7 +377,8 @@ def _by_triple(
         flipped = [f.id for f, o in same if o.object == triple.object]
         if flipped:
             return Outcome("supersede", "subject_predicate", zone, best, "negates a current fact", tuple(flipped))
-    if zone != "COLD" and parsed and len(parsed) == len(related) and not same:
-        reason = "related facts are about another subject or predicate"
+    clashing = [f for f, o in same if triple.single_valued or o.object == triple.object]
+    if zone != "COLD" and parsed and len(parsed) == len(related) and not clashing:
+        reason = "related facts are about another subject, predicate or (multi-valued) object"
         return Outcome("admit", "subject_predicate", zone, best, reason)
     return None

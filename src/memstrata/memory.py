@@ -9,6 +9,7 @@ from typing import Self
 
 from memstrata._time import utcnow
 from memstrata.config import MemoryConfig
+from memstrata.conflicts import locale_pack
 from memstrata.embedding.base import Embedder
 from memstrata.embedding.indexer import Indexer, IndexProgress
 from memstrata.embedding.registry import attach, retire_readable
@@ -51,7 +52,14 @@ class Memory:
         self.episodic = EpisodicTier(
             store, track_access=config.track_access, after_put=self._after_put, scorer=scorer, engine=self._engine
         )
-        self.semantic = SemanticTier(store, after_write=self._after_write, engine=self._engine)
+        self.semantic = SemanticTier(
+            store,
+            after_write=self._after_write,
+            engine=self._engine,
+            indexer=self._indexer,
+            locale=config.locale,
+            thresholds=config.conflicts,
+        )
 
     @classmethod
     async def open(
@@ -71,6 +79,7 @@ class Memory:
         config = config or MemoryConfig()
         if url is not None:
             config = config.model_copy(update={"url": url})
+        locale_pack(config.locale)  # an unknown locale fails before anything is opened
         store = await open_store(config.url)
         try:
             chosen = _embedder(config, embedder)

@@ -14,6 +14,7 @@ from typing import Any, Self, TypeVar
 from memstrata.config import MemoryConfig
 from memstrata.embedding.base import Embedder
 from memstrata.embedding.indexer import IndexProgress
+from memstrata.judge import ConflictJudge
 from memstrata.memory import _DEFAULT, Memory
 from memstrata.models import (
     ConsolidationRule,
@@ -27,6 +28,7 @@ from memstrata.models import (
     RuleState,
     StoreHealth,
 )
+from memstrata.models.conflict import ConflictDecision, PurgeRecord
 from memstrata.models.fact import FactStatus, MemoryType
 from memstrata.models.search import SearchHit, Tier
 from memstrata.salience import SalienceContext, SalienceScorer
@@ -152,6 +154,48 @@ class SyncSemanticTier:
 
     def get(self, fact_id: str) -> Fact:
         return self._run(self._tier.get(fact_id))
+
+    def remember_with_decision(
+        self,
+        scope: Scope,
+        text: str,
+        *,
+        memory_type: MemoryType = "fact",
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        tags: Sequence[str] = (),
+        valid_from: datetime | None = None,
+        source_episode_ids: Sequence[str] = (),
+        confidence: float = 1.0,
+    ) -> ConflictDecision:
+        return self._run(
+            self._tier.remember_with_decision(
+                scope, text, memory_type=memory_type, subject=subject, predicate=predicate, object=object,
+                tags=tags, valid_from=valid_from, source_episode_ids=source_episode_ids, confidence=confidence,
+            )
+        )  # fmt: skip
+
+    def remember(self, scope: Scope, text: str, **fields: Any) -> Fact:
+        return self._run(self._tier.remember(scope, text, **fields))
+
+    def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
+        return self._run(self._tier.supersede(old_id, text, **fields))
+
+    def forget(self, fact_id: str) -> Fact:
+        return self._run(self._tier.forget(fact_id))
+
+    def purge(self, fact_id: str, *, reason: str) -> PurgeRecord:
+        return self._run(self._tier.purge(fact_id, reason=reason))
+
+    def purges(self, user: str) -> list[PurgeRecord]:
+        return self._run(self._tier.purges(user))
+
+    def conflicts(self, scope: Scope, *, fact_id: str | None = None, limit: int = 100) -> list[ConflictDecision]:
+        return self._run(self._tier.conflicts(scope, fact_id=fact_id, limit=limit))
+
+    def resolve_pending(self, scope: Scope, judge: ConflictJudge | None = None) -> list[ConflictDecision]:
+        return self._run(self._tier.resolve_pending(scope, judge))
 
     def history(self, fact_id: str) -> list[Fact]:
         return self._run(self._tier.history(fact_id))

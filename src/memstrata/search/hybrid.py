@@ -164,6 +164,10 @@ class SearchEngine:
         top = top[np.argsort(-scores[top], kind="stable")]
         return list(zip(seqs[at][top].tolist(), scores[top].astype(float).tolist(), strict=True))
 
+    def forget_cached(self, kind: RecordKind, user: str) -> None:
+        """Drop what is cached of a user's records of a kind (after rows were removed for good)."""
+        self._users.pop((kind, user), None)
+
     async def close(self) -> None:
         """Wait for approximate indexes being built (their worker threads cannot be interrupted)."""
         for index in list(self._users.values()):

@@ -2,31 +2,271 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
-from memstrata.errors import NotFoundError
-from memstrata.models import DeltaRecord, Fact, FactFilter, Lineage, MemoryDelta, parse_delta
+from memstrata import conflicts as pipeline
+from memstrata._time import utcnow
+from memstrata.conflicts import LocalePack, locale_pack
+from memstrata.embedding.indexer import Indexer
+from memstrata.errors import ConfigurationError, FactConflictError, InvalidInputError, NotFoundError
+from memstrata.judge import ConflictJudge
+from memstrata.models import (
+    AddDelta,
+    DeleteDelta,
+    DeltaRecord,
+    Fact,
+    FactFilter,
+    Lineage,
+    MemoryDelta,
+    NoopDelta,
+    UpdateDelta,
+    parse_delta,
+)
+from memstrata.models.conflict import ConflictDecision, ConflictThresholds, PurgeRecord
 from memstrata.models.fact import FactStatus, MemoryType
 from memstrata.models.search import SearchFilter, SearchHit
 from memstrata.scope import Scope
 from memstrata.search import Reranker, SearchEngine, SearchOptions
 from memstrata.store import Store
+from memstrata.tracing import span
+
+log = logging.getLogger("memstrata.conflicts")
 
 AfterWrite = Callable[[], Awaitable[object]]
 
 __all__ = ["SemanticTier"]
 
 
+def _fact_scope(scope: Scope) -> tuple[str, str]:
+    if not isinstance(scope, Scope):
+        raise InvalidInputError("scope must be a Scope")
+    if scope.agent is None:
+        raise InvalidInputError("remember needs Scope(user=..., agent=...): a fact belongs to one agent's memory")
+    return scope.user, scope.agent
+
+
+def _check_text(text: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInputError("a fact's text must be a non-empty string")
+    if len(text) > pipeline.MAX_FACT_CHARS:
+        raise InvalidInputError(
+            f"a fact's text is {len(text):,} characters; the limit is {pipeline.MAX_FACT_CHARS:,} (store long"
+            " documents as episodes)"
+        )
+    return text.strip()
+
+
 class SemanticTier:
     """``mem.semantic``: apply deltas, read facts (now, ``as_of`` or ``valid_at``), follow lineage."""
 
     def __init__(
-        self, store: Store, *, after_write: AfterWrite | None = None, engine: SearchEngine | None = None
+        self,
+        store: Store,
+        *,
+        after_write: AfterWrite | None = None,
+        engine: SearchEngine | None = None,
+        indexer: Indexer | None = None,
+        locale: str | LocalePack = "en",
+        thresholds: ConflictThresholds | None = None,
+        judge: ConflictJudge | None = None,
     ) -> None:
         self._store = store
         self._after_write = after_write
         self._engine = engine or SearchEngine(store)
+        self._indexer = indexer
+        self.locale = locale if isinstance(locale, LocalePack) else locale_pack(locale)
+        self.thresholds = thresholds or ConflictThresholds()
+        self.judge = judge
+
+    # -- remember: the five-stage conflict pipeline ------------------------------------------
+
+    async def remember_with_decision(
+        self,
+        scope: Scope,
+        text: str,
+        *,
+        memory_type: MemoryType = "fact",
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        tags: Sequence[str] = (),
+        valid_from: datetime | None = None,
+        source_episode_ids: Sequence[str] = (),
+        confidence: float = 1.0,
+    ) -> ConflictDecision:
+        """Decide what a new statement does to memory (supersede, dedup, pending, admit) and apply it.
+
+        One `ConflictDecision` row is logged per call (see `conflicts`); the facts change through
+        the same audited delta path as consolidation.
+        """
+        user, agent = _fact_scope(scope)
+        text = _check_text(text)
+        fields = {"memory_type": memory_type, "subject": subject, "predicate": predicate, "object": object,
+                  "tags": list(tags), "valid_from": valid_from}  # fmt: skip
+        for attempt in (1, 2):
+            try:
+                return await self._remember(user, agent, text, fields, list(source_episode_ids), confidence)
+            except FactConflictError:
+                if attempt == 2:
+                    raise
+                log.info("remember: a fact it meant to supersede changed meanwhile; deciding again")
+        raise AssertionError("unreachable")
+
+    async def remember(self, scope: Scope, text: str, **fields: Any) -> Fact:
+        """`remember_with_decision`, returning the fact memory holds afterwards (new, or the duplicate kept)."""
+        decision = await self.remember_with_decision(scope, text, **fields)
+        return await self.get(decision.fact_id)
+
+    async def _remember(
+        self,
+        user: str,
+        agent: str,
+        text: str,
+        fields: dict[str, Any],
+        sources: list[str],
+        confidence: float,
+    ) -> ConflictDecision:
+        embedder = self._engine.active
+        if self._indexer is not None:
+            await self._indexer.catch_up(kinds=("fact",))  # every current fact has a vector to compare with
+        vector = await embedder.embed(text) if embedder is not None else None
+        flt = SearchFilter(scope=Scope(user=user, agent=agent), tiers=("semantic",))
+        exact = await self._store.current_by_hash(user, agent, pipeline.text_hash(text))
+        neighbours: list[tuple[Fact, float]] = []
+        if vector is not None and exact is None:
+            nearest = await self._engine.nearest("fact", flt, vector, self.thresholds.top_k)
+            found = await self._store.records("fact", [seq for seq, _ in nearest], flt)
+            neighbours = [(f, cos) for seq, cos in nearest if isinstance(f := found.get(seq), Fact)]
+        triple = self.locale.split(text)
+        same: list[Fact] = []
+        if triple is not None and exact is None:
+            fields = {**fields, "subject": fields["subject"] or triple.subject,
+                      "predicate": fields["predicate"] or triple.predicate,
+                      "object": fields["object"] or triple.object}  # fmt: skip
+            same = await self._store.facts(
+                FactFilter(user=user, agent=agent, subject=fields["subject"], predicate=fields["predicate"])
+            )
+            same = [f for f in same if f.agent == agent]
+        outcome = pipeline.decide(
+            text, exact=exact, neighbours=neighbours, same_predicate=same, pack=self.locale, thresholds=self.thresholds
+        )
+        now = utcnow()
+        provenance = {"source_episode_ids": sources, "promotion_ts": now, "rule_id": "remember",
+                      "confidence": confidence}  # fmt: skip
+        payload = {"text": text, "user": user, "agent": agent, **{k: v for k, v in fields.items() if v is not None},
+                   "status": "pending" if outcome.kind == "pending" else "active"}  # fmt: skip
+        if fields["valid_from"] is None:
+            payload["valid_from"] = now
+        delta: MemoryDelta
+        if outcome.kind == "dedup":
+            delta = NoopDelta(**provenance)
+        elif outcome.kind == "supersede":
+            delta = UpdateDelta(replaces=list(outcome.targets), fact_payload=payload, **provenance)
+        else:
+            delta = AddDelta(fact_payload=payload, **provenance)
+        decision = ConflictDecision(
+            kind=outcome.kind, stage=outcome.stage, zone=outcome.zone, cosine=outcome.cosine, reason=outcome.reason,
+            fact_id=outcome.targets[0] if outcome.kind == "dedup" else "", matched_ids=list(outcome.targets),
+            user=user, agent=agent, candidate_text=text, decided_at=now,
+        )  # fmt: skip
+        with span("memory.conflict") as traced:
+            decision, _, seq = await self._store.remember(delta, decision)
+            traced(decision)
+        if self._indexer is not None and vector is not None and seq is not None:
+            await self._indexer.catch_up(kinds=("fact",), known={("fact", seq): vector})
+        if self._after_write is not None:
+            await self._after_write()
+        return decision
+
+    async def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
+        """Replace a current fact explicitly: the old one is closed, the new one cites it (SUPERSEDES)."""
+        old = await self.get(old_id)
+        if old.superseded_at is not None:
+            raise FactConflictError(f"fact {old_id!r} is {old.status}: only a current fact can be superseded")
+        text = _check_text(text)
+        now = utcnow()
+        payload = {"text": text, "user": old.user, "agent": old.agent, "valid_from": now,
+                   **{k: v for k, v in fields.items() if v is not None}}  # fmt: skip
+        delta = UpdateDelta(replaces=[old_id], fact_payload=payload, source_episode_ids=[], promotion_ts=now,
+                            rule_id="supersede", confidence=1.0)  # fmt: skip
+        decision = ConflictDecision(
+            kind="supersede", stage="explicit", reason="supersede() called", fact_id="", matched_ids=[old_id],
+            user=old.user, agent=old.agent, candidate_text=text, decided_at=now,
+        )  # fmt: skip
+        with span("memory.conflict") as traced:
+            decision, _, _ = await self._store.remember(delta, decision)
+            traced(decision)
+        if self._after_write is not None:
+            await self._after_write()
+        return await self.get(decision.fact_id)
+
+    async def forget(self, fact_id: str) -> Fact:
+        """Soft-delete a current fact: it stops being believed now, and stays for ``as_of`` replay."""
+        fact = await self.get(fact_id)
+        if fact.superseded_at is not None:
+            raise FactConflictError(f"fact {fact_id!r} is already {fact.status}")
+        delta = DeleteDelta(replaces=[fact_id], source_episode_ids=[], promotion_ts=utcnow(), rule_id="forget",
+                            confidence=1.0)  # fmt: skip
+        await self._store.apply_deltas([delta])
+        return await self.get(fact_id)
+
+    async def purge(self, fact_id: str, *, reason: str) -> PurgeRecord:
+        """Really remove a fact and every version of its supersede chain (privacy requests).
+
+        Their vectors go too, and the audit rows that held their text are redacted; the
+        `PurgeRecord` (ids, reason, time) is kept. Episodes the facts were promoted from are
+        not touched.
+        """
+        if not reason.strip():
+            raise InvalidInputError("purge needs a reason (it is kept in the audit log)")
+        record = await self._store.purge(fact_id, reason.strip())
+        self._engine.forget_cached("fact", record.user)
+        return record
+
+    async def purges(self, user: str) -> list[PurgeRecord]:
+        """The purge audit rows of a user, oldest first."""
+        return await self._store.purges(user)
+
+    async def conflicts(self, scope: Scope, *, fact_id: str | None = None, limit: int = 100) -> list[ConflictDecision]:
+        """The decision log of a scope, oldest first; ``fact_id`` narrows to decisions involving that fact."""
+        return await self._store.conflicts(scope.user, scope.agent, limit=limit, fact_id=fact_id)
+
+    async def resolve_pending(self, scope: Scope, judge: ConflictJudge | None = None) -> list[ConflictDecision]:
+        """Ask the judge about every pending fact of the scope; each verdict is applied and logged.
+
+        A judge that fails on one fact leaves it pending (logged) and goes on with the rest.
+        """
+        judge = judge or self.judge
+        if judge is None:
+            raise InvalidInputError("no judge: pass one, or set it on the tier (mem.semantic.judge = ...)")
+        decisions = []
+        for fact in await self.facts(scope, status="pending", limit=100_000):
+            others = await self._candidates_for(fact)
+            with span("memory.conflict") as traced:
+                try:
+                    verdict = await judge.judge(fact, others)
+                    decision = await self._store.resolve_pending(fact, verdict)
+                except (InvalidInputError, ConfigurationError, FactConflictError) as error:
+                    log.warning("judge: fact %s stays pending: %s", fact.id, error)
+                    continue
+                traced(decision)
+            decisions.append(decision)
+        if decisions and self._after_write is not None:
+            await self._after_write()
+        return decisions
+
+    async def _candidates_for(self, fact: Fact) -> list[Fact]:
+        """The current facts a pending one was found close to."""
+        embedder = self._engine.active
+        if embedder is None:
+            return []
+        flt = SearchFilter(scope=Scope(user=fact.user, agent=fact.agent), tiers=("semantic",))
+        nearest = await self._engine.nearest("fact", flt, await embedder.embed(fact.text), self.thresholds.top_k + 1)
+        found = await self._store.records("fact", [seq for seq, _ in nearest], flt)
+        return [f for seq, _ in nearest if isinstance(f := found.get(seq), Fact) and f.id != fact.id]
 
     async def apply_delta(self, delta: MemoryDelta | dict[str, object]) -> DeltaRecord:
         """Validate and apply one delta atomically; applying the same ``delta_id`` again changes nothing."""

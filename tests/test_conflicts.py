@@ -1,0 +1,311 @@
+"""semantic.remember: the five-stage pipeline on a real SQLite file with the packaged model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from threading import Thread
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from memstrata import (
+    AddDelta,
+    ConfigurationError,
+    ConflictThresholds,
+    FactConflictError,
+    InvalidInputError,
+    JudgeVerdict,
+    Memory,
+    MemoryConfig,
+    NotFoundError,
+    OpenAIJudge,
+    Scope,
+    define_locale_pack,
+)
+from memstrata.conflicts import ENGLISH, canonical, text_hash
+
+ALEX = Scope(user="alex", agent="a")
+
+
+@pytest.fixture
+async def mem(tmp_path: Path) -> AsyncIterator[Memory]:
+    async with await Memory.open(
+        config=MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False)
+    ) as memory:
+        yield memory
+
+
+def test_canonical_text_and_hash() -> None:
+    assert canonical("  I live\tin   BERLIN \n") == "i live in berlin"
+    assert text_hash("I live in Berlin") == text_hash(" i  live in berlin")
+    assert text_hash("I live in Berlin") != text_hash("I live in Bern")
+
+
+@pytest.mark.parametrize(
+    ("text", "triple"),
+    [
+        ("I live in Berlin", ("user", "lives_in", "berlin")),
+        ("Berlin is where I live.", ("user", "lives_in", "berlin")),
+        ("I've just moved to Lisbon", ("user", "lives_in", "lisbon")),
+        ("Sam works at Globex", ("sam", "works_at", "globex")),
+        ("My favourite colour is now green", ("user", "favourite_colour", "green")),
+        ("Green is my favorite colour", ("user", "favourite_colour", "green")),
+        ("I don't eat meat anymore", ("user", "consumes", "meat")),
+    ],
+)
+def test_english_pack_splits_triples(text: str, triple: tuple[str, str, str]) -> None:
+    found = ENGLISH.split(text)
+    assert found is not None and (found.subject, found.predicate, found.object) == triple
+
+
+async def test_each_stage_decides(mem: Memory) -> None:
+    first = await mem.semantic.remember_with_decision(ALEX, "I live in Berlin")
+    assert (first.kind, first.stage) == ("admit", "embedding")
+    exact = await mem.semantic.remember_with_decision(ALEX, "  i live in   BERLIN ")
+    assert (exact.kind, exact.stage, exact.fact_id) == ("dedup", "exact", first.fact_id)
+    paraphrase = await mem.semantic.remember_with_decision(ALEX, "Berlin is where I live")
+    assert paraphrase.kind == "dedup" and paraphrase.fact_id == first.fact_id
+    moved = await mem.semantic.remember_with_decision(ALEX, "I just moved to Tbilisi for the new gig.")
+    assert (moved.kind, moved.stage, moved.matched_ids) == ("supersede", "regex", [first.fact_id])
+    rome = await mem.semantic.remember_with_decision(ALEX, "I live in Rome")
+    assert (rome.kind, rome.stage, rome.matched_ids) == ("supersede", "subject_predicate", [moved.fact_id])
+    other = await mem.semantic.remember_with_decision(ALEX, "Bob lives in Paris")
+    assert other.kind == "admit"
+    assert {f.text for f in await mem.semantic.facts(ALEX)} == {"I live in Rome", "Bob lives in Paris"}
+    chain = await mem.semantic.history(rome.fact_id)
+    assert [f.text for f in chain] == ["I live in Berlin", "I just moved to Tbilisi for the new gig.", "I live in Rome"]
+    assert chain[0].valid_to is not None and chain[-1].valid_to is None
+    log = await mem.semantic.conflicts(ALEX)
+    assert [d.kind for d in log] == ["admit", "dedup", "dedup", "supersede", "supersede", "admit"]
+    assert all(d.reason for d in log) and log[3].candidate_text == "I just moved to Tbilisi for the new gig."
+    assert [r.rule_id for r in await mem.semantic.deltas(limit=10)] == ["remember"] * 6  # one audit trail
+
+
+async def test_hot_zone_always_dedups_and_thresholds_are_configurable(tmp_path: Path) -> None:
+    strict = MemoryConfig(url=f"sqlite:///{tmp_path / 's.db'}", index_in_background=False,
+                          conflicts=ConflictThresholds(hot=0.5, near_dup=0.45, conflict_check=0.4))  # fmt: skip
+    async with await Memory.open(config=strict) as mem:
+        await mem.semantic.remember(ALEX, "I enjoy long mountain hikes")
+        decision = await mem.semantic.remember_with_decision(ALEX, "I really enjoy long hikes in the mountains")
+        assert (decision.kind, decision.stage, decision.zone) == ("dedup", "embedding", "HOT")
+        assert decision.cosine is not None and decision.cosine >= 0.5
+
+
+async def test_conflict_check_zone_is_pending_until_judged(mem: Memory) -> None:
+    await mem.semantic.remember(ALEX, "My team ships the mobile app every Friday")
+    decision = await mem.semantic.remember_with_decision(ALEX, "The mobile release moved to Thursdays for my team")
+    assert decision.kind in {"pending", "supersede"}
+    pending = await mem.semantic.remember_with_decision(ALEX, "Our app release process is quite slow")
+    assert (pending.kind, pending.zone) == ("pending", "CONFLICT_CHECK")
+    hits = await mem.semantic.search(ALEX, "app release process")
+    assert any(h.record.id == pending.fact_id and h.record.status == "pending" for h in hits)
+
+
+class _Judge:
+    def __init__(self, kind: str) -> None:
+        self.kind, self.seen = kind, 0
+
+    async def judge(self, candidate: Any, existing: Any) -> JudgeVerdict:
+        self.seen += 1
+        target = existing[0].id if existing and self.kind != "admit" else None
+        return JudgeVerdict(kind=self.kind, target_id=target, reason=f"test judge says {self.kind}")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("verdict", ["supersede", "dedup", "admit"])
+async def test_judge_resolves_pending_rows(mem: Memory, verdict: str) -> None:
+    old = await mem.semantic.remember(ALEX, "My team ships the mobile app every Friday")
+    pending = await mem.semantic.remember_with_decision(ALEX, "Our app release process is quite slow")
+    assert pending.kind == "pending"
+    judge = _Judge(verdict)
+    [decision] = await mem.semantic.resolve_pending(ALEX, judge)
+    assert (decision.kind, decision.stage) == (verdict, "judge") and judge.seen == 1
+    current = {f.id: f for f in await mem.semantic.facts(ALEX)}
+    expected = {"supersede": {pending.fact_id}, "dedup": {old.id}, "admit": {old.id, pending.fact_id}}[verdict]
+    assert set(current) == expected and all(f.status == "active" for f in current.values())
+    assert await mem.semantic.resolve_pending(ALEX, judge) == [] and judge.seen == 1
+    with pytest.raises(InvalidInputError, match="no judge"):
+        await mem.semantic.resolve_pending(ALEX)
+
+
+@contextmanager
+def chat_server(answer: dict[str, Any] | str) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A local OpenAI-compatible /v1/chat/completions endpoint answering with ``answer``."""
+    requests: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            requests.append(body)
+            listed = body["messages"][1]["content"]
+            content = answer if isinstance(answer, str) else json.dumps(answer)
+            content = content.replace("FIRST_ID", listed.split('id "')[1].split('"')[0] if 'id "' in listed else "")
+            payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+            self.send_response(200 if self.path == "/v1/chat/completions" else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", requests
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def test_openai_compatible_judge(mem: Memory) -> None:
+    old = await mem.semantic.remember(ALEX, "My team ships the mobile app every Friday")
+    pending = await mem.semantic.remember_with_decision(ALEX, "Our app release process is quite slow")
+    with chat_server({"kind": "supersede", "target_id": "FIRST_ID", "reason": "release cadence changed"}) as (
+        url,
+        seen,
+    ):
+        judge = OpenAIJudge(url, "judge-model")
+        [decision] = await mem.semantic.resolve_pending(ALEX, judge)
+        await judge.aclose()
+    assert (decision.kind, decision.matched_ids, decision.reason) == ("supersede", [old.id], "release cadence changed")
+    assert seen[0]["model"] == "judge-model" and pending.candidate_text in seen[0]["messages"][1]["content"]
+    assert [f.id for f in await mem.semantic.facts(ALEX)] == [pending.fact_id]
+
+
+@pytest.mark.parametrize("answer", ["not json", {"kind": "supersede", "target_id": "made-up"}, {"kind": "explode"}])
+async def test_a_bad_judge_answer_leaves_the_fact_pending(mem: Memory, answer: Any) -> None:
+    await mem.semantic.remember(ALEX, "My team ships the mobile app every Friday")
+    await mem.semantic.remember(ALEX, "Our app release process is quite slow")
+    with chat_server(answer) as (url, _):
+        assert await mem.semantic.resolve_pending(ALEX, OpenAIJudge(url, "m")) == []
+    assert len(await mem.semantic.facts(ALEX, status="pending")) == 1
+    judge = OpenAIJudge("http://127.0.0.1:9/v1", "m", timeout=0.5)
+    assert await mem.semantic.resolve_pending(ALEX, judge) == []  # unreachable: logged, still pending
+
+
+async def test_explicit_supersede_forget_and_as_of(mem: Memory) -> None:
+    before = datetime.now(UTC)
+    old = await mem.semantic.remember(ALEX, "Alex's phone number is 555-0100")
+    new = await mem.semantic.supersede(old.id, "Alex's phone number is 555-0199")
+    assert [f.id for f in await mem.semantic.history(new.id)] == [old.id, new.id]
+    assert (await mem.semantic.conflicts(ALEX))[-1].stage == "explicit"
+    middle = datetime.now(UTC)
+    gone = await mem.semantic.forget(new.id)
+    assert gone.status == "forgotten" and gone.superseded_at is not None
+    assert await mem.semantic.facts(ALEX) == []
+    assert [f.id for f in await mem.semantic.facts(ALEX, as_of=middle)] == [new.id]
+    assert await mem.semantic.facts(ALEX, as_of=before - timedelta(seconds=1)) == []
+    with pytest.raises(FactConflictError, match="already forgotten"):
+        await mem.semantic.forget(new.id)
+    with pytest.raises(FactConflictError, match="only a current fact"):
+        await mem.semantic.supersede(old.id, "Alex's phone number is 555-0123")
+    with pytest.raises(NotFoundError):
+        await mem.semantic.supersede("no-such-fact", "x")
+    with pytest.raises(NotFoundError):
+        await mem.semantic.forget("no-such-fact")
+
+
+async def test_purge_removes_the_chain_everywhere_and_is_audited(mem: Memory) -> None:
+    old = await mem.semantic.remember(ALEX, "I live at 12 Secret Lane")
+    new = await mem.semantic.remember(ALEX, "I moved to 99 Hidden Road")
+    keep = await mem.semantic.remember(ALEX, "I like green tea")
+    record = await mem.semantic.purge(new.id, reason="user asked to erase their address")
+    assert set(record.fact_ids) == {old.id, new.id}
+    for fact_id in (old.id, new.id):
+        with pytest.raises(NotFoundError):
+            await mem.semantic.get(fact_id)
+    assert [f.id for f in await mem.semantic.facts(ALEX)] == [keep.id]
+    assert all(h.record.id == keep.id for h in await mem.semantic.search(ALEX, "secret lane hidden road address"))
+    texts = [d.candidate_text for d in await mem.semantic.conflicts(ALEX)]
+    assert "I live at 12 Secret Lane" not in texts and "[purged]" in texts
+    bodies = [r.delta.model_dump_json() for r in await mem.semantic.deltas(limit=100)]
+    assert not any("Secret Lane" in b or "Hidden Road" in b for b in bodies)
+    assert [p.reason for p in await mem.semantic.purges("alex")] == ["user asked to erase their address"]
+    with pytest.raises(InvalidInputError, match="reason"):
+        await mem.semantic.purge(keep.id, reason="  ")
+    with pytest.raises(NotFoundError):
+        await mem.semantic.purge(old.id, reason="again")
+
+
+async def test_concurrent_identical_remembers_make_one_fact(mem: Memory) -> None:
+    decisions = await asyncio.gather(
+        *[mem.semantic.remember_with_decision(ALEX, "I drive a red bike") for _ in range(5)]
+    )
+    facts = await mem.semantic.facts(ALEX)
+    assert len(facts) == 1
+    assert sorted(d.kind for d in decisions) == ["admit"] + ["dedup"] * 4
+    assert {d.fact_id for d in decisions} == {facts[0].id}
+
+
+@pytest.mark.parametrize("text", ["", "   ", "x" * 8_001])
+async def test_bad_text_is_refused_and_changes_nothing(mem: Memory, text: str) -> None:
+    with pytest.raises(InvalidInputError):
+        await mem.semantic.remember(ALEX, text)
+    with pytest.raises(InvalidInputError, match="agent"):
+        await mem.semantic.remember(Scope(user="alex"), "I live in Berlin")
+    assert await mem.semantic.facts(ALEX) == [] and await mem.semantic.conflicts(ALEX) == []
+
+
+async def test_consolidation_deltas_and_remember_share_one_write_path(mem: Memory) -> None:
+    base = {"source_episode_ids": [], "promotion_ts": datetime.now(UTC), "rule_id": "nightly", "confidence": 0.9}
+    added = await mem.semantic.apply_delta(
+        AddDelta(fact_payload={"text": "I live in Oslo", "user": "alex", "agent": "a"}, **base)
+    )
+    decision = await mem.semantic.remember_with_decision(ALEX, "I live in Bergen")  # the delta's fact is compared too
+    assert (decision.kind, decision.matched_ids) == ("supersede", [added.fact_id])
+    assert [r.rule_id for r in await mem.semantic.deltas()] == ["nightly", "remember"]
+
+
+async def test_a_second_locale_pack(tmp_path: Path) -> None:
+    define_locale_pack({
+        "name": "de",
+        "change_markers": [r"\bumgezogen\b", r"\bnicht mehr\b"],
+        "negation_markers": [r"\bnicht mehr\b", r"\bnicht\b"],
+        "first_person": ["ich"],
+        "normalisers": [
+            {"pattern": r"(?P<subject>\w+) (?:wohne|wohnt) in (?P<object>.+)", "predicate": "lives_in"},
+            {"pattern": r"(?P<subject>\w+) (?:bin|ist) nach (?P<object>.+?) umgezogen", "predicate": "lives_in"},
+        ],
+    })  # fmt: skip
+    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'de.db'}", index_in_background=False, locale="de")
+    async with await Memory.open(config=config) as mem:
+        old = await mem.semantic.remember(ALEX, "Ich wohne in Berlin")
+        moved = await mem.semantic.remember_with_decision(ALEX, "Ich bin nach Hamburg umgezogen")
+        assert (moved.kind, moved.matched_ids) == ("supersede", [old.id])
+        other = await mem.semantic.remember_with_decision(ALEX, "Lena wohnt in Köln")
+        assert other.kind == "admit"
+    with pytest.raises(ConfigurationError, match="no locale pack"):
+        await Memory.open(config=MemoryConfig(url=f"sqlite:///{tmp_path / 'x.db'}", locale="xx"))
+    with pytest.raises(InvalidInputError, match="named groups"):
+        define_locale_pack(
+            {"name": "bad", "change_markers": ["x"], "normalisers": [{"pattern": "x", "predicate": "p"}]}
+        )
+
+
+async def test_memory_conflict_spans(mem: Memory) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    original = trace.get_tracer
+    trace.get_tracer = lambda *args, **kwargs: tracer  # type: ignore[assignment]
+    try:
+        await mem.semantic.remember(ALEX, "I live in Berlin")
+        await mem.semantic.remember(ALEX, "I live in Rome")
+    finally:
+        trace.get_tracer = original  # type: ignore[assignment]
+    spans = exporter.get_finished_spans()
+    assert [s.name for s in spans] == ["memory.conflict", "memory.conflict"]
+    assert [s.attributes["memstrata.decision"] for s in spans if s.attributes] == ["admit", "supersede"]
