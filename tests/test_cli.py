@@ -124,3 +124,15 @@ def test_search_index_and_migrate_embedder(db: list[str]) -> None:
     assert "complete" in invoke("migrate-embedder", *db)
     result = runner.invoke(app, ["search", " ", "-u", "al", *db])
     assert result.exit_code != 0 and "non-empty" in result.output
+
+
+def test_remember_conflicts_forget_purge(db: list[str]) -> None:
+    assert "admit" in invoke("remember", "I live in Berlin", "-u", "alex", "-a", "a", *db)
+    moved = invoke("remember", "I just moved to Lisbon", "-u", "alex", "-a", "a", *db)
+    assert "supersede" in moved and "supersedes" in moved
+    log = [json.loads(line) for line in invoke("conflicts", "-u", "alex", *db).splitlines()]
+    assert [d["kind"] for d in log] == ["admit", "supersede"]
+    new_id = log[1]["fact_id"]
+    assert "forgot" in invoke("forget", new_id, *db)
+    assert "purged 2 fact version(s)" in invoke("purge", new_id, "--reason", "erasure request", *db)
+    assert "Lisbon" not in invoke("conflicts", "-u", "alex", *db)

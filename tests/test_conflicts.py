@@ -61,6 +61,8 @@ def test_canonical_text_and_hash() -> None:
         ("My favourite colour is now green", ("user", "favourite_colour", "green")),
         ("Green is my favorite colour", ("user", "favourite_colour", "green")),
         ("I don't eat meat anymore", ("user", "consumes", "meat")),
+        ("I left Initech and joined Hooli", ("user", "works_at", "hooli")),
+        ("On flights I prefer a window seat", ("user", "likes", "window seat")),
     ],
 )
 def test_english_pack_splits_triples(text: str, triple: tuple[str, str, str]) -> None:

@@ -284,6 +284,63 @@ def _migrate_with_progress(mem: SyncMemory) -> None:
 
 
 @app.command()
+def remember(
+    text: Annotated[str, typer.Argument(help="The statement to remember, e.g. 'I moved to Lisbon'.")],
+    user: UserOption,
+    agent: Annotated[str, typer.Option("--agent", "-a", help="Agent id.")],
+    memory_type: Annotated[str, typer.Option("--type", help="fact, preference, decision, ...")] = "fact",
+    db: DbOption = None,
+) -> None:
+    """Remember a fact through the conflict pipeline; prints the decision (supersede, dedup, pending, admit)."""
+    with _memory(db) as mem:
+        try:
+            decision = mem.semantic.remember_with_decision(
+                Scope(user=user, agent=agent), text, memory_type=memory_type  # type: ignore[arg-type]
+            )
+        except InvalidInputError as error:
+            raise typer.BadParameter(str(error)) from None
+        cosine = "" if decision.cosine is None else f", cosine {decision.cosine:.3f}"
+        console.print(
+            f"[bold]{decision.kind}[/] fact {decision.fact_id} (stage {decision.stage}, zone {decision.zone}{cosine}):"
+            f" {decision.reason}"
+        )
+        for old in decision.matched_ids:
+            console.print(f"  {'supersedes' if decision.kind == 'supersede' else 'same as'} {old}")
+
+
+@app.command()
+def conflicts(
+    user: UserOption,
+    agent: Annotated[str | None, typer.Option("--agent", "-a")] = None,
+    limit: Annotated[int, typer.Option(min=1)] = 100,
+    db: DbOption = None,
+) -> None:
+    """The decision log of remember: one JSON line per decision, oldest first."""
+    with _memory(db) as mem:
+        _print_json(mem.semantic.conflicts(Scope(user=user, agent=agent), limit=limit))
+
+
+@app.command()
+def forget(fact_id: str, db: DbOption = None) -> None:
+    """Soft-delete a fact (kept for as-of replay)."""
+    with _memory(db) as mem:
+        fact = mem.semantic.forget(fact_id)
+        console.print(f"forgot fact [bold]{fact.id}[/] (status {fact.status})")
+
+
+@app.command()
+def purge(
+    fact_id: str,
+    reason: Annotated[str, typer.Option(help="Why (kept in the audit log), e.g. 'GDPR erasure request'.")],
+    db: DbOption = None,
+) -> None:
+    """Remove a fact and its whole supersede chain for good (privacy requests); audited."""
+    with _memory(db) as mem:
+        record = mem.semantic.purge(fact_id, reason=reason)
+        console.print(f"purged {len(record.fact_ids)} fact version(s): {', '.join(record.fact_ids)}")
+
+
+@app.command()
 def history(fact_id: str, db: DbOption = None) -> None:
     """The supersede chain of a fact, oldest first."""
     with _memory(db) as mem:

@@ -47,6 +47,7 @@ __all__ = [
 
 MAX_FACT_CHARS = 8_000
 _SPACE = re.compile(r"\s+")
+_CLAUSE = re.compile(r"[,;]| and | but | so ")
 
 
 def canonical(text: str) -> str:
@@ -103,7 +104,21 @@ class LocalePack(Model):
         return bool(self._change.search(prepared) or (self._negation and self._negation.search(prepared)))
 
     def split(self, text: str) -> Triple | None:
-        """The naive (subject, predicate, object) of a one-clause sentence, or None."""
+        """The naive (subject, predicate, object) of a statement, or None.
+
+        A sentence of several clauses ("I left Acme and joined Globex") is read from its last
+        clause back, a clause without a subject borrowing the sentence's first word.
+        """
+        clauses = [c.strip() for c in _CLAUSE.split(canonical(text)) if c.strip()]
+        if len(clauses) > 1:
+            lead = clauses[0].split()[0]
+            for clause in reversed(clauses):
+                found = self._split_clause(clause) or self._split_clause(f"{lead} {clause}")
+                if found is not None:
+                    return found
+        return self._split_clause(text)
+
+    def _split_clause(self, text: str) -> Triple | None:
         prepared = self._prepare(text)
         negated = False
         if self._negation is not None:
@@ -134,7 +149,9 @@ class LocalePack(Model):
 
     def _subject(self, subject: str) -> str:
         subject = subject.strip().removesuffix("'s").strip()
-        return "user" if subject in self.first_person else subject
+        words = subject.split()
+        # "on flights i prefer ...": a phrase put before a first-person subject does not change who it is
+        return "user" if subject in self.first_person or (words and words[-1] in self.first_person) else subject
 
     def _object(self, obj: str) -> str:
         words = obj.split()
@@ -179,9 +196,10 @@ ENGLISH = LocalePack(
         " have been promoted ": " got promoted ", " has been promoted ": " got promoted ",
         " have moved ": " moved ", " has moved ": " moved ", " have joined ": " joined ", " has joined ": " joined ",
         " have started ": " started ", " has started ": " started ", " have got ": " got ", " has got ": " got ",
+        " favorite ": " favourite ", " color ": " colour ", " colors ": " colours ",
     },
     fillers=["just", "recently", "finally", "actually", "now", "currently", "also", "still", "really", "officially",
-             "already"],
+             "already", "can", "new", "these days", "nowadays", "lately", "right now", "at the moment", "today"],
     first_person=["i", "me", "my", "we", "our", "myself", "user"],
     articles=["a", "an", "the", "my"],
     trailing=["now", "today", "again", "nowadays", "anymore", "currently", "these", "days", "lately", "too"],
@@ -192,10 +210,10 @@ ENGLISH = LocalePack(
                    predicate="lives_in"),
         Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:live|lives|am living|is living)", predicate="lives_in"),
         Normaliser(pattern=rf"(?P<subject>my|our|[\w]+'s) home is (?:in )?{_OBJ}", predicate="lives_in"),
-        Normaliser(pattern=rf"{_SUBJ} (?:work|works|working|am working|is working|are working) (?:at|for) {_OBJ}",
-                   predicate="works_at"),
         Normaliser(pattern=rf"{_SUBJ} (?:joined|started (?:a new job |a job |working )?(?:at|with)"
                    rf"|got (?:a |a new )?job (?:at|with)|am employed (?:at|by)|is employed (?:at|by)) {_OBJ}",
+                   predicate="works_at"),
+        Normaliser(pattern=rf"{_SUBJ} (?:work|works|working|am working|is working|are working) (?:at|for) {_OBJ}",
                    predicate="works_at"),
         Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:work|works)", predicate="works_at"),
         Normaliser(pattern=rf"(?P<subject>my|[\w]+'s) employer is {_OBJ}", predicate="works_at"),
@@ -218,6 +236,8 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"{_SUBJ} (?:drive|drives|am driving|is driving) {_OBJ}", predicate="drives"),
         Normaliser(pattern=rf"(?P<subject>my|[\w]+'s) car is {_OBJ}", predicate="drives"),
         Normaliser(pattern=rf"(?P<subject>my|[\w]+'s) (?:phone number|number) is {_OBJ}", predicate="phone"),
+        Normaliser(pattern=rf"{_SUBJ} (?:weigh|weighs) {_OBJ}", predicate="weight"),
+        Normaliser(pattern=rf"(?P<subject>my|[\w]+'s) (?:manager|boss) is {_OBJ}", predicate="manager"),
         Normaliser(pattern=rf"(?P<subject>my|[\w]+'s) (?:email|email address) is {_OBJ}", predicate="email"),
         Normaliser(pattern=rf"{_SUBJ} (?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|adore|adores) {_OBJ}",
                    predicate="likes", single_valued=False),
@@ -343,13 +363,24 @@ def _changed(
             if other is not None
             and (other.subject, other.predicate) == (triple.subject, triple.predicate)
             and (
-                other.object != triple.object or other.negated != triple.negated
+                not _same_object(other.object, triple.object) or other.negated != triple.negated
                 if triple.single_valued
-                else other.object == triple.object and other.negated != triple.negated
+                else _same_object(other.object, triple.object) and other.negated != triple.negated
             )
         ]
         if same:
             return same
+        if triple.negated:  # "I no longer drink coffee" retracts "I love coffee", whatever the verb
+            retracted = [
+                f.id
+                for f, o, _ in related
+                if o is not None
+                and o.subject == triple.subject
+                and _same_object(o.object, triple.object)
+                and not o.negated
+            ]
+            if retracted:
+                return retracted
     # No triple to go by: the nearest fact close enough in meaning that is not plainly about something else.
     for fact, cos in neighbours:
         if cos < thresholds.change_signal:
@@ -365,7 +396,7 @@ def _by_triple(
 ) -> Outcome | None:
     parsed = [(fact, other) for fact, other, _ in related if other is not None]
     same = [(f, o) for f, o in parsed if (o.subject, o.predicate) == (triple.subject, triple.predicate)]
-    equal = [f.id for f, o in same if o.object == triple.object and o.negated == triple.negated]
+    equal = [f.id for f, o in same if _same_object(o.object, triple.object) and o.negated == triple.negated]
     if equal:
         return Outcome("dedup", "subject_predicate", zone, best, "same subject, predicate and object", (equal[0],))
     if triple.single_valued:
@@ -374,11 +405,23 @@ def _by_triple(
             reason = f"same subject and predicate ({triple.predicate}), another object"
             return Outcome("supersede", "subject_predicate", zone, best, reason, tuple(other))
     elif triple.negated:
-        flipped = [f.id for f, o in same if o.object == triple.object]
+        flipped = [f.id for f, o in same if _same_object(o.object, triple.object)]
         if flipped:
             return Outcome("supersede", "subject_predicate", zone, best, "negates a current fact", tuple(flipped))
-    clashing = [f for f, o in same if triple.single_valued or o.object == triple.object]
-    if zone != "COLD" and parsed and len(parsed) == len(related) and not clashing:
+    clashing = [f for f, o in same if triple.single_valued or _same_object(o.object, triple.object)]
+    others = all(o.subject != triple.subject for _, o in parsed)
+    if zone != "COLD" and parsed and len(parsed) == len(related) and not clashing and (others or zone != "NEAR_DUP"):
         reason = "related facts are about another subject, predicate or (multi-valued) object"
         return Outcome("admit", "subject_predicate", zone, best, reason)
     return None
+
+
+def _same_object(one: str, other: str) -> bool:
+    """Objects name the same thing when one's words (plurals folded) hold all of the other's:
+    "window seat" and "window seats on flights", "lisbon" and "lisbon portugal"."""
+    a, b = _words(one), _words(other)
+    return bool(a) and bool(b) and (a <= b or b <= a)
+
+
+def _words(text: str) -> set[str]:
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in re.findall(r"\w+", text)}

@@ -1,0 +1,149 @@
+"""The conflict pipeline of `semantic.remember` against a labelled scenario set, and its latency.
+
+    python bench/conflicts.py                 # 155 cases, then remember() latency at 10,000 facts
+    python bench/conflicts.py --facts 2000    # a quicker latency run
+
+Each case of ``bench/data/conflicts.jsonl`` gets its own (user, agent): its ``existing`` facts
+are written first (through `remember`, so they are embedded and logged like any fact), then
+its ``candidate`` goes through `remember_with_decision`. The printed confusion matrix sets the
+labels (dedup, supersede, admit) against the decisions (dedup, supersede, pending, admit); a
+dedup or supersede counts as correct only if it names the labelled existing fact. Targets:
+≥ 95% of duplicates (exact and paraphrased) deduplicated, ≥ 90% of labelled updates
+superseded, 0 facts wrongly superseded among the unrelated ones.
+
+Latency: one scope holding N distinct facts (generated sentences about many subjects and
+predicates), then 200 `remember` calls of new statements, timed one by one with the packaged
+model, so embedding the candidate is inside every call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from memstrata import Memory, MemoryConfig, Scope
+
+DATA = Path(__file__).parent / "data" / "conflicts.jsonl"
+DECISIONS = ("dedup", "supersede", "pending", "admit")
+UPDATES = {"move", "job_change", "preference_change", "negation", "other_update"}
+
+
+async def scenarios(mem: Memory, cases: list[dict[str, object]]) -> list[tuple[dict[str, object], str, bool, str]]:
+    results = []
+    for number, case in enumerate(cases):
+        scope = Scope(user=f"case{number}", agent="bench")
+        ids = [(await mem.semantic.remember(scope, str(text))).id for text in case["existing"]]  # type: ignore[attr-defined]
+        decision = await mem.semantic.remember_with_decision(scope, str(case["candidate"]))
+        target = case["target"]
+        right_fact = target is None or (ids[int(target)] in decision.matched_ids)  # type: ignore[call-overload]
+        results.append((case, decision.kind, right_fact, f"{decision.stage}: {decision.reason}"))
+    return results
+
+
+def report(results: list[tuple[dict[str, object], str, bool, str]]) -> None:
+    matrix: dict[str, Counter[str]] = defaultdict(Counter)
+    by_category: dict[str, Counter[str]] = defaultdict(Counter)
+    misses = []
+    for case, kind, right_fact, why in results:
+        label, category = str(case["expected"]), str(case["category"])
+        matrix[label][kind] += 1
+        correct = kind == label and right_fact
+        by_category[category]["correct" if correct else "wrong"] += 1
+        if not correct:
+            misses.append(f"  {case['id']}: {case['candidate']!r} -> {kind} ({why})")
+    print(f"{len(results)} labelled cases from {DATA.name}\n")
+    print("| label \\ decision | " + " | ".join(DECISIONS) + " | total |")
+    print("|---" * (len(DECISIONS) + 2) + "|")
+    for label in ("dedup", "supersede", "admit"):
+        row = matrix[label]
+        print(f"| {label} | " + " | ".join(str(row[d]) for d in DECISIONS) + f" | {sum(row.values())} |")
+    print("\n| category | cases | correct |")
+    print("|---|---|---|")
+    for category, counts in by_category.items():
+        total = counts["correct"] + counts["wrong"]
+        print(f"| {category} | {total} | {counts['correct']} ({counts['correct'] / total:.0%}) |")
+    duplicates = [r for r in results if r[0]["expected"] == "dedup"]
+    updates = [r for r in results if r[0]["category"] in UPDATES]
+    unrelated = [r for r in results if r[0]["expected"] == "admit"]
+    deduped = sum(kind == "dedup" and ok for _, kind, ok, _ in duplicates) / len(duplicates)
+    superseded = sum(kind == "supersede" and ok for _, kind, ok, _ in updates) / len(updates)
+    wrong = sum(kind == "supersede" for _, kind, _, _ in unrelated)
+    print(f"\nduplicates deduplicated: {deduped:.1%} (target >= 95%)")
+    print(f"labelled updates superseded: {superseded:.1%} (target >= 90%)")
+    print(f"unrelated facts wrongly superseded: {wrong} of {len(unrelated)} (target 0)")
+    pending = sum(kind == "pending" for _, kind, _, _ in unrelated)
+    print(f"unrelated facts left pending for a judge: {pending} of {len(unrelated)}")
+    if misses:
+        print("\nnot as labelled:\n" + "\n".join(misses))
+
+
+SUBJECTS = [f"{name}" for name in ("Ana", "Ben", "Chen", "Dara", "Eli", "Fay", "Gus", "Hiro", "Ines", "Jon")]
+TEMPLATES = [
+    "{s} lives in {w} town number {n}",
+    "{s} works at the {w} company, office {n}",
+    "{s}'s favourite {w} is number {n}",
+    "{s} has a {w} collection of {n} items",
+    "{s} plays {w} every week since {n}",
+    "{s} met a {w} friend in year {n}",
+]
+WORDS = "red green river stone maple silver quiet rapid ocean desert cedar copper harbor meadow violet".split()
+
+
+def statement(r: random.Random, n: int) -> str:
+    return r.choice(TEMPLATES).format(s=r.choice(SUBJECTS), w=r.choice(WORDS), n=n)
+
+
+async def latency(mem: Memory, facts: int, calls: int) -> tuple[float, float, float]:
+    scope = Scope(user="latency", agent="bench")
+    r = random.Random(5)
+    texts = [statement(r, n) for n in range(facts)]
+    started = time.perf_counter()
+    await mem.semantic.apply_deltas(
+        [
+            {"kind": "add", "source_episode_ids": [], "promotion_ts": "2026-01-01T00:00:00Z", "rule_id": "bench",
+             "confidence": 1.0, "fact_payload": {"text": text, "user": "latency", "agent": "bench"}}
+            for text in texts
+        ]
+    )  # fmt: skip
+    await mem.index()
+    load = time.perf_counter() - started
+    await mem.semantic.remember(scope, statement(r, facts + 1))  # warm the caches
+    samples = []
+    for n in range(calls):
+        text = statement(r, facts + 10 + n)
+        started = time.perf_counter()
+        await mem.semantic.remember_with_decision(scope, text)
+        samples.append((time.perf_counter() - started) * 1000)
+    cuts = statistics.quantiles(samples, n=100, method="inclusive")
+    return cuts[49], cuts[94], load
+
+
+async def run(facts: int, calls: int) -> None:
+    cases = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    with tempfile.TemporaryDirectory() as tmp:
+        config = MemoryConfig(url=f"sqlite:///{Path(tmp) / 'conflicts.db'}", index_in_background=False)
+        async with await Memory.open(config=config) as mem:
+            report(await scenarios(mem, cases))
+            p50, p95, load = await latency(mem, facts, calls)
+    print(f"\n| existing facts in the scope | remember() p50 | p95 | calls |\n|---|---|---|---|")
+    print(f"| {facts:,} | {p50:.1f} ms | {p95:.1f} ms | {calls} |")
+    print(f"(loading and embedding the {facts:,} facts took {load:.0f} s)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--facts", type=int, default=10_000)
+    parser.add_argument("--calls", type=int, default=200)
+    args = parser.parse_args()
+    asyncio.run(run(args.facts, args.calls))
+
+
+if __name__ == "__main__":
+    main()
