@@ -132,7 +132,7 @@ async def run(facts: int, calls: int) -> None:
         async with await Memory.open(config=config) as mem:
             report(await scenarios(mem, cases))
             p50, p95, load = await latency(mem, facts, calls)
-    print(f"\n| existing facts in the scope | remember() p50 | p95 | calls |\n|---|---|---|---|")
+    print("\n| existing facts in the scope | remember() p50 | p95 | calls |\n|---|---|---|---|")
     print(f"| {facts:,} | {p50:.1f} ms | {p95:.1f} ms | {calls} |")
     print(f"(loading and embedding the {facts:,} facts took {load:.0f} s)")
 

@@ -295,7 +295,9 @@ def remember(
     with _memory(db) as mem:
         try:
             decision = mem.semantic.remember_with_decision(
-                Scope(user=user, agent=agent), text, memory_type=memory_type  # type: ignore[arg-type]
+                Scope(user=user, agent=agent),
+                text,
+                memory_type=memory_type,  # type: ignore[arg-type]
             )
         except InvalidInputError as error:
             raise typer.BadParameter(str(error)) from None
