@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from threading import Thread
 from typing import Any
 
 import pytest
@@ -18,6 +15,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from embedding_server import chat_server
 from memstrata import (
     AddDelta,
     ConfigurationError,
@@ -139,42 +137,22 @@ async def test_judge_resolves_pending_rows(mem: Memory, verdict: str) -> None:
         await mem.semantic.resolve_pending(ALEX)
 
 
-@contextmanager
-def chat_server(answer: dict[str, Any] | str) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """A local OpenAI-compatible /v1/chat/completions endpoint answering with ``answer``."""
-    requests: list[dict[str, Any]] = []
+def answering(answer: dict[str, Any] | str) -> Callable[[dict[str, Any]], str]:
+    """A judge reply; FIRST_ID becomes the id of the first fact offered."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            requests.append(body)
-            listed = body["messages"][1]["content"]
-            content = answer if isinstance(answer, str) else json.dumps(answer)
-            content = content.replace("FIRST_ID", listed.split('id "')[1].split('"')[0] if 'id "' in listed else "")
-            payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
-            self.send_response(200 if self.path == "/v1/chat/completions" else 404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+    def reply(body: dict[str, Any]) -> str:
+        listed = body["messages"][1]["content"]
+        content = answer if isinstance(answer, str) else json.dumps(answer)
+        return content.replace("FIRST_ID", listed.split('id "')[1].split('"')[0] if 'id "' in listed else "")
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", requests
-    finally:
-        server.shutdown()
-        server.server_close()
+    return reply
 
 
 async def test_openai_compatible_judge(mem: Memory) -> None:
     old = await mem.semantic.remember(ALEX, "My team ships the mobile app every Friday")
     pending = await mem.semantic.remember_with_decision(ALEX, "Our app release process is quite slow")
-    with chat_server({"kind": "supersede", "target_id": "FIRST_ID", "reason": "release cadence changed"}) as (
+    verdict = {"kind": "supersede", "target_id": "FIRST_ID", "reason": "release cadence changed"}
+    with chat_server(answering(verdict)) as (
         url,
         seen,
     ):
@@ -190,7 +168,7 @@ async def test_openai_compatible_judge(mem: Memory) -> None:
 async def test_a_bad_judge_answer_leaves_the_fact_pending(mem: Memory, answer: Any) -> None:
     await mem.semantic.remember(ALEX, "My team ships the mobile app every Friday")
     await mem.semantic.remember(ALEX, "Our app release process is quite slow")
-    with chat_server(answer) as (url, _):
+    with chat_server(answering(answer)) as (url, _):
         assert await mem.semantic.resolve_pending(ALEX, OpenAIJudge(url, "m")) == []
     assert len(await mem.semantic.facts(ALEX, status="pending")) == 1
     judge = OpenAIJudge("http://127.0.0.1:9/v1", "m", timeout=0.5)
