@@ -12,6 +12,7 @@ import pytest
 
 from conftest import at, ep
 from memstrata import AddDelta, InvalidInputError, Memory, MemoryConfig, Scope, SearchHit, SearchOptions
+from memstrata.search import hybrid
 
 TEXTS = {
     "hike": "I love hiking in the Alps every summer",
@@ -267,3 +268,20 @@ async def test_fts5_lexical_option_ranks_like_the_in_memory_index(filled: Memory
         memory = await filled.search(Scope(user="alex"), query, k=2, options=SearchOptions(**words_only))
         fts5 = await filled.search(Scope(user="alex"), query, k=2, options=SearchOptions(lexical="fts5", **words_only))
         assert ids(memory) == ids(fts5) and len(memory) >= 1
+
+
+async def test_new_rows_join_the_graphs_without_changing_results(
+    filled: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hybrid, "ANN_BATCH", 1)
+    exact, approximate = SearchOptions(ann_min_rows=None), SearchOptions(ann_min_rows=1)
+    alex = Scope(user="alex")
+    await filled.search(alex, "hiking", options=approximate, fresh=True)  # the main graph over 5 rows
+    more = ["ski holiday in the mountains", "my cat Milo caught a mouse", "sourdough starter recipe"]
+    for i, text in enumerate(more):  # a new row: searched exactly, then a second graph; the next: all rebuilt
+        await filled.episodic.put(ep(f"r{i}", text, minutes=10 + i), user="alex", session="s1", agent="a")
+        await filled.index()
+        for query in ("mountain vacation ideas", "pets at home", "baking bread"):
+            want = ids(await filled.search(alex, query, k=3, options=exact))
+            assert ids(await filled.search(alex, query, k=3, options=approximate)) == want
+            assert ids(await filled.search(alex, query, k=3, options=approximate, fresh=True)) == want

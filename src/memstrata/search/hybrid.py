@@ -49,6 +49,7 @@ log = logging.getLogger("memstrata.search")
 
 
 ANN_MIN_ROWS = 50_000
+ANN_BATCH = 2_000  # new rows searched exactly until this many wait to join the graph
 CACHED_USERS = 16
 
 
@@ -69,7 +70,7 @@ class _UserIndex:
     text_position: int = 0  # rows up to this seq are in ``lexical``
     lexical: LexicalIndex = field(default_factory=LexicalIndex)
     vectors: dict[str, _Vectors] = field(default_factory=dict)  # per model
-    approximate: dict[str, ann.AnnIndex] = field(default_factory=dict)
+    approximate: dict[str, list[ann.AnnIndex]] = field(default_factory=dict)  # per model: main graph, newer rows
     building: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     sources: dict[Scope, tuple[int, list[str]]] = field(default_factory=dict)  # scope -> (text position, names)
 
@@ -265,11 +266,12 @@ class SearchEngine:
         for model, (_, vector) in qvecs.items():
             seqs, matrix = vecs[model]
             big = opts.ann_min_rows is not None and len(seqs) >= opts.ann_min_rows and allowed is None and not exact
-            graph = await self._ann(index, model, seqs, matrix, settled) if big else None
-            if graph is not None:
+            graphs = await self._ann(index, model, seqs, matrix, settled) if big else []
+            for graph in graphs:
                 for seq, cos in graph.search(vector, opts.candidates).items():
                     best[seq] = max(best.get(seq, -1.0), cos)
-                continue
+            if graphs:
+                seqs, matrix = seqs[graphs[-1].end :], matrix[graphs[-1].end :]  # not in a graph yet: exact
             if allowed is not None:
                 at = positions(seqs, allowed)
                 seqs, matrix = seqs[at], matrix[at]
@@ -284,32 +286,49 @@ class SearchEngine:
 
     async def _ann(
         self, index: _UserIndex, model: str, seqs: npt.NDArray[np.int64], matrix: Vector, settled: bool
-    ) -> ann.AnnIndex | None:
-        """The user's approximate index brought up to date, or None while a worker thread builds it."""
-        graph = index.approximate.get(model)
-        if graph is None:
-            task = index.building.get(model)
-            if task is None:
-                task = index.building[model] = asyncio.create_task(self._build(index, model, seqs, matrix))
-            if not settled:
-                return None
-            await task
-            graph = index.approximate.get(model)
-            if graph is None:
-                return None
-        graph.add(seqs[graph.size :], matrix[graph.size :])
-        return graph
+    ) -> list[ann.AnnIndex]:
+        """The user's HNSW graphs (none while the first is built), scheduling their growth.
 
-    async def _build(self, index: _UserIndex, model: str, seqs: npt.NDArray[np.int64], matrix: Vector) -> None:
+        Graphs are built in a worker thread and never changed once published: rows indexed
+        later are searched exactly until ``ANN_BATCH`` of them wait, then get a graph of their
+        own; when that one reaches a quarter of the main graph, one graph over everything
+        replaces both. ``settled`` waits until the graphs cover every row.
+        """
+        for _ in range(3):
+            graphs = index.approximate.get(model, [])
+            covered = graphs[-1].end if graphs else 0
+            task = index.building.get(model)
+            if task is None and (not graphs or len(seqs) - covered >= ANN_BATCH or (settled and covered < len(seqs))):
+                main = graphs[0] if graphs else None
+                start = 0 if main is None or len(seqs) - main.end > main.size // 4 else main.end
+                keep = [] if main is None or start == 0 else [main]
+                job = self._grow(index, model, keep, start, seqs[start:], matrix[start:])
+                task = index.building[model] = asyncio.create_task(job)
+            if not settled or task is None:
+                return graphs
+            await task
+        return index.approximate.get(model, [])
+
+    async def _grow(
+        self,
+        index: _UserIndex,
+        model: str,
+        keep: list[ann.AnnIndex],
+        start: int,
+        seqs: npt.NDArray[np.int64],
+        matrix: Vector,
+    ) -> None:
+        """Build a graph over rows ``start`` onwards in a worker thread, then publish ``keep`` + it."""
         vectors = index.vectors.get(model)
-        log.info("search: building an approximate index over %d vectors of user %r", len(seqs), index.user)
+        if start == 0:
+            log.info("search: building an approximate index over %d vectors of user %r", len(seqs), index.user)
         try:
-            graph = ann.AnnIndex(matrix.shape[1])
+            graph = ann.AnnIndex(matrix.shape[1], start)
             await asyncio.to_thread(graph.add, seqs, matrix)
             if index.vectors.get(model) is vectors:  # not dropped or rebuilt meanwhile
-                index.approximate[model] = graph
+                index.approximate[model] = [*keep, graph]
         except Exception:
-            log.exception("search: building the approximate index failed; searches stay exact")
+            log.exception("search: the approximate index could not be built; searches stay exact")
         finally:
             index.building.pop(model, None)
 
