@@ -71,6 +71,7 @@ def test_english_pack_splits_triples(text: str, triple: tuple[str, str, str]) ->
 async def test_each_stage_decides(mem: Memory) -> None:
     first = await mem.semantic.remember_with_decision(ALEX, "I live in Berlin")
     assert (first.kind, first.stage) == ("admit", "embedding")
+    assert await mem.index() == 0  # its vector was stored with it: nothing left for the indexer
     exact = await mem.semantic.remember_with_decision(ALEX, "  i live in   BERLIN ")
     assert (exact.kind, exact.stage, exact.fact_id) == ("dedup", "exact", first.fact_id)
     paraphrase = await mem.semantic.remember_with_decision(ALEX, "Berlin is where I live")

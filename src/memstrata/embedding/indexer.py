@@ -11,11 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 
-import numpy as np
-
-from memstrata.embedding.base import Embedder, Vectors
+from memstrata.embedding.base import Embedder
 from memstrata.models.base import Model
 from memstrata.models.search import RecordKind
 from memstrata.store import Store
@@ -45,15 +43,9 @@ class Indexer:
     async def pending(self) -> int:
         return sum([await self._store.pending_count(kind, self.embedder.model) for kind in KINDS])
 
-    async def run(
-        self, kinds: Sequence[RecordKind] = KINDS, known: Mapping[tuple[RecordKind, int], Vectors] | None = None
-    ) -> AsyncIterator[IndexProgress]:
-        """Embed until caught up, yielding after each batch; stop early by closing the generator.
-
-        ``known`` vectors (already computed by the caller, by kind and seq) are stored as they are.
-        """
+    async def run(self, kinds: Sequence[RecordKind] = KINDS) -> AsyncIterator[IndexProgress]:
+        """Embed until caught up, yielding after each batch; stop early by closing the generator."""
         model = self.embedder.model
-        known = known or {}
         for kind in kinds:
             embedded = 0
             while True:
@@ -61,21 +53,17 @@ class Indexer:
                     rows = await self._store.pending_texts(kind, model, self.batch_size)
                     if not rows:
                         break
-                    todo = [text for seq, text in rows if (kind, seq) not in known]
-                    fresh: Iterator[Vectors] = iter(await self.embedder.embed_batch(todo) if todo else [])
-                    matrix = np.vstack([known[(kind, seq)] if (kind, seq) in known else next(fresh) for seq, _ in rows])
+                    matrix = await self.embedder.embed_batch([text for _, text in rows])
                     seqs = [seq for seq, _ in rows]
                     await self._store.save_vectors(kind, model, seqs, matrix, upto=max(seqs))
                 embedded += len(rows)
                 remaining = await self._store.pending_count(kind, model)
                 yield IndexProgress(model=model, kind=kind, batch=len(rows), embedded=embedded, remaining=remaining)
 
-    async def catch_up(
-        self, kinds: Sequence[RecordKind] = KINDS, known: Mapping[tuple[RecordKind, int], Vectors] | None = None
-    ) -> int:
-        """Embed everything pending; returns how many records were embedded."""
+    async def catch_up(self, kinds: Sequence[RecordKind] = KINDS) -> int:
+        """Embed everything pending (of ``kinds``); returns how many records were embedded."""
         done = 0
-        async for progress in self.run(kinds, known):
+        async for progress in self.run(kinds):
             done += progress.batch
         return done
 

@@ -32,7 +32,7 @@ from pydantic import Field
 
 from memstrata.embedding.base import Embedder
 from memstrata.errors import InvalidInputError
-from memstrata.models import Episode
+from memstrata.models import Episode, Fact
 from memstrata.models.base import Model
 from memstrata.models.search import KIND_OF_TIER, RecordKind, SearchFilter, SearchHit, Tier
 from memstrata.salience import RuleBasedScorer, SalienceContext
@@ -150,20 +150,32 @@ class SearchEngine:
         """The embedder new records are embedded with (None: full text only)."""
         return self._readers[0] if self._readers else None
 
-    async def nearest(self, kind: RecordKind, flt: SearchFilter, vector: Vector, k: int) -> list[tuple[int, float]]:
-        """The ``k`` records of the filter closest to ``vector`` (active model, exact cosine), best first."""
+    async def nearest(
+        self, kind: RecordKind, flt: SearchFilter, vector: Vector, k: int
+    ) -> list[tuple[Episode | Fact, float]]:
+        """The ``k`` records of the filter closest to ``vector`` (active model, exact cosine), best first.
+
+        The user's closest rows are checked against the filter first (one small query); only if
+        too few of them pass is the filter's whole row set read.
+        """
         embedder = self.active
         if embedder is None:
             return []
         index = await self._user(kind, flt.scope.user)
         seqs, matrix = await self._vectors(kind, index, embedder.model, embedder.dimensions)
-        at = positions(seqs, await self._store.selected(kind, flt))
-        if not len(at):
-            return []
-        scores = matrix[at] @ vector
-        top = np.argsort(-scores)[:k] if len(scores) <= k else np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return list(zip(seqs[at][top].tolist(), scores[top].astype(float).tolist(), strict=True))
+        scores = matrix @ vector
+        for wide in (8 * k, None):
+            if wide is None:
+                at = positions(seqs, await self._store.selected(kind, flt))
+            else:
+                at = np.argsort(-scores) if len(scores) <= wide else np.argpartition(-scores, wide - 1)[:wide]
+            order = at[np.argsort(-scores[at], kind="stable")]
+            found = await self._store.records(kind, seqs[order].tolist(), flt)
+            best = [(found[seq], score) for seq, score in zip(seqs[order].tolist(), scores[order].tolist(), strict=True)
+                    if seq in found][:k]  # fmt: skip
+            if len(best) == k or wide is None or len(at) == len(seqs):
+                return best
+        return []
 
     def forget_cached(self, kind: RecordKind, user: str) -> None:
         """Drop what is cached of a user's records of a kind (after rows were removed for good)."""

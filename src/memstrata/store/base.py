@@ -75,7 +75,7 @@ class ConflictStore(Protocol):
 
     async def current_by_hash(self, user: str, agent: str, digest: str) -> Fact | None: ...
     async def remember(
-        self, delta: MemoryDelta, decision: ConflictDecision
+        self, delta: MemoryDelta, decision: ConflictDecision, vector: tuple[str, npt.NDArray[np.float32]] | None = None
     ) -> tuple[ConflictDecision, DeltaRecord | None, int | None]: ...
     async def conflicts(
         self, user: str, agent: str | None, *, limit: int = 100, fact_id: str | None = None

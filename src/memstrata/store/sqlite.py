@@ -373,10 +373,10 @@ class SQLiteMemoryStore:
             return await sqlite_conflicts.current_by_hash(db, user, agent, digest)
 
     async def remember(
-        self, delta: MemoryDelta, decision: ConflictDecision
+        self, delta: MemoryDelta, decision: ConflictDecision, vector: tuple[str, sqlite_search.Matrix] | None = None
     ) -> tuple[ConflictDecision, DeltaRecord | None, int | None]:
         async with self._write() as db:
-            return await sqlite_conflicts.remember(db, delta, decision, decision.decided_at)
+            return await sqlite_conflicts.remember(db, delta, decision, decision.decided_at, vector)
 
     async def conflicts(
         self, user: str, agent: str | None, *, limit: int = 100, fact_id: str | None = None

@@ -16,8 +16,9 @@ from memstrata.errors import FactConflictError, NotFoundError
 from memstrata.models import DeltaRecord, Fact, MemoryDelta, NoopDelta
 from memstrata.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from memstrata.scope import fact_key, fact_pattern, key_range
-from memstrata.store import sqlite_facts
+from memstrata.store import sqlite_facts, sqlite_search
 from memstrata.store.rows import FACT_COLUMNS, dumps, fact_from_row
+from memstrata.store.sqlite_search import Matrix
 
 CONFLICT_COLUMNS = (
     "id, user_id, agent_id, kind, stage, zone, cosine, reason, fact_id, matched_ids, candidate_text, decided_at"
@@ -36,13 +37,19 @@ async def current_by_hash(db: aiosqlite.Connection, user: str, agent: str, diges
 
 
 async def remember(
-    db: aiosqlite.Connection, delta: MemoryDelta, decision: ConflictDecision, now: datetime
+    db: aiosqlite.Connection,
+    delta: MemoryDelta,
+    decision: ConflictDecision,
+    now: datetime,
+    vector: tuple[str, Matrix] | None = None,
 ) -> tuple[ConflictDecision, DeltaRecord | None, int | None]:
     """Apply the delta a decision calls for and log the decision, in the caller's transaction.
 
     A write that would create a second current fact with the same canonical text (two
     concurrent ``remember`` calls of one text) becomes a dedup of the first instead.
-    Returns the decision as logged, the applied delta's record and the new fact's ``seq``.
+    ``vector`` (model, the candidate's embedding) is stored with a new fact, so the next
+    ``remember`` compares with it at once. Returns the decision as logged, the applied
+    delta's record and the new fact's ``seq``.
     """
     record: DeltaRecord | None = None
     seq: int | None = None
@@ -67,8 +74,19 @@ async def remember(
         cursor = await db.execute("SELECT seq FROM facts WHERE id = ?", (record.fact_id,))
         row = await cursor.fetchone()
         seq = int(row[0]) if row else None
+        if seq is not None and vector is not None:
+            await _save_vector(db, seq, *vector)
     await log_decision(db, decision)
     return decision, record, seq
+
+
+async def _save_vector(db: aiosqlite.Connection, seq: int, model: str, vector: Matrix) -> None:
+    """Store the new fact's vector; move the model's index position past it only if no older fact waits."""
+    position = await sqlite_search.index_position(db, "fact", model)
+    cursor = await db.execute("SELECT EXISTS (SELECT 1 FROM facts WHERE seq > ? AND seq < ?)", (position, seq))
+    row = await cursor.fetchone()
+    waiting = bool(row and row[0])
+    await sqlite_search.save_vectors(db, "fact", model, [seq], vector.reshape(1, -1), upto=position if waiting else seq)
 
 
 async def log_decision(db: aiosqlite.Connection, decision: ConflictDecision) -> None:

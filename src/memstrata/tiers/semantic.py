@@ -138,8 +138,7 @@ class SemanticTier:
         neighbours: list[tuple[Fact, float]] = []
         if vector is not None and exact is None:
             nearest = await self._engine.nearest("fact", flt, vector, self.thresholds.top_k)
-            found = await self._store.records("fact", [seq for seq, _ in nearest], flt)
-            neighbours = [(f, cos) for seq, cos in nearest if isinstance(f := found.get(seq), Fact)]
+            neighbours = [(fact, cos) for fact, cos in nearest if isinstance(fact, Fact)]
         triple = self.locale.split(text)
         same: list[Fact] = []
         if triple is not None and exact is None:
@@ -173,10 +172,9 @@ class SemanticTier:
             user=user, agent=agent, candidate_text=text, decided_at=now,
         )  # fmt: skip
         with span("memory.conflict") as traced:
-            decision, _, seq = await self._store.remember(delta, decision)
+            model = (embedder.model, vector) if embedder is not None and vector is not None else None
+            decision, _, _ = await self._store.remember(delta, decision, model)
             traced(decision)
-        if self._indexer is not None and vector is not None and seq is not None:
-            await self._indexer.catch_up(kinds=("fact",), known={("fact", seq): vector})
         if self._after_write is not None:
             await self._after_write()
         return decision
@@ -265,8 +263,7 @@ class SemanticTier:
             return []
         flt = SearchFilter(scope=Scope(user=fact.user, agent=fact.agent), tiers=("semantic",))
         nearest = await self._engine.nearest("fact", flt, await embedder.embed(fact.text), self.thresholds.top_k + 1)
-        found = await self._store.records("fact", [seq for seq, _ in nearest], flt)
-        return [f for seq, _ in nearest if isinstance(f := found.get(seq), Fact) and f.id != fact.id]
+        return [other for other, _ in nearest if isinstance(other, Fact) and other.id != fact.id]
 
     async def apply_delta(self, delta: MemoryDelta | dict[str, object]) -> DeltaRecord:
         """Validate and apply one delta atomically; applying the same ``delta_id`` again changes nothing."""
