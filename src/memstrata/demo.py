@@ -68,6 +68,15 @@ SESSIONS: dict[str, tuple[datetime, list[tuple[str, dict[str, Any]]]]] = {
 }
 
 
+REMEMBERED = (
+    "Sam is allergic to peanuts",
+    "sam is allergic to   PEANUTS",
+    "Sam's favourite colour is green",
+    "Sam's favourite colour is now orange",
+    "Sam's sister lives in Porto",
+)
+
+
 def episodes_for(session: str) -> list[Episode]:
     start, turns = SESSIONS[session]
     return [
@@ -141,6 +150,12 @@ def run_demo(url: str, console: Console | None = None) -> None:
             for hit in mem.search(Scope(user=USER), question, k=3, tiers=tiers):
                 text = hit.record.content if isinstance(hit.record, Episode) else hit.record.text
                 out.print(f"  {hit.score:.2f}  {hit.tier:<8} {escape(text)}")
+        out.print()
+        out.print("[bold]semantic.remember[/] — each statement decided by the five-stage conflict pipeline:")
+        for statement in REMEMBERED:
+            d = mem.semantic.remember_with_decision(Scope(user=USER, agent=AGENT), statement)
+            cosine = "" if d.cosine is None else f", cosine {d.cosine:.2f}"
+            out.print(f"  {escape(statement)!r} → [bold]{d.kind}[/] ({d.stage}{cosine})\n      {escape(d.reason)}")
         out.print()
         audit = mem.semantic.deltas(limit=1000)
         counts = {kind: sum(1 for r in audit if r.kind == kind) for kind in ("add", "update", "delete", "noop")}
