@@ -182,7 +182,7 @@ class SearchEngine:
         self._users.pop((kind, user), None)
 
     async def close(self) -> None:
-        """Wait for approximate indexes being built (their worker threads cannot be interrupted)."""
+        """Wait for graphs being built (a worker thread cannot be interrupted; minutes for a million vectors)."""
         for index in list(self._users.values()):
             for task in list(index.building.values()):
                 await task
@@ -226,7 +226,7 @@ class SearchEngine:
         ]  # fmt: skip
 
     async def _user(self, kind: RecordKind, user: str) -> _UserIndex:
-        """The user's cached index, brought up to date with rows written since it was last read."""
+        """The user's cached index (created empty; texts and vectors are read in by the callers)."""
         key = (kind, user)
         index = self._users.get(key)
         if index is None:
