@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(PY) bench/ingest.py
 	$(PY) bench/locomo.py
 	$(PY) bench/search_latency.py
+	$(PY) bench/conflicts.py
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache .hypothesis
