@@ -290,3 +290,12 @@ async def test_memory_conflict_spans(mem: Memory) -> None:
     spans = exporter.get_finished_spans()
     assert [s.name for s in spans] == ["memory.conflict", "memory.conflict"]
     assert [s.attributes["memstrata.decision"] for s in spans if s.attributes] == ["admit", "supersede"]
+
+
+async def test_a_triple_given_by_the_caller_is_used(mem: Memory) -> None:
+    old = await mem.semantic.remember(ALEX, "Home base: Oslo", subject="user", predicate="lives_in", object="oslo")
+    assert (old.subject, old.predicate, old.object) == ("user", "lives_in", "oslo")
+    new = await mem.semantic.remember_with_decision(
+        ALEX, "Home base: Bergen", subject="user", predicate="lives_in", object="bergen"
+    )
+    assert (new.kind, new.stage, new.matched_ids) == ("supersede", "subject_predicate", [old.id])

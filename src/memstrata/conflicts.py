@@ -290,8 +290,12 @@ def decide(
     same_predicate: Sequence[Fact],
     pack: LocalePack,
     thresholds: ConflictThresholds,
+    triple: Triple | None = None,
 ) -> Outcome:
     """Run the five stages over what the store found for the candidate ``text``.
+
+    ``triple`` is the candidate's (subject, predicate, object) when the caller knows it;
+    otherwise the pack splits the text.
 
     ``exact``: a current fact with the same canonical hash; ``neighbours``: the top-K current
     facts with their cosine, best first; ``same_predicate``: current facts stored with the
@@ -304,7 +308,7 @@ def decide(
     if zone == "HOT" and neighbours:
         nearest = neighbours[0][0]
         return Outcome("dedup", "embedding", zone, best, f"cosine {best:.3f} ≥ {thresholds.hot}", (nearest.id,))
-    triple = pack.split(text)
+    triple = triple or pack.split(text)
     related = _related(triple, neighbours, same_predicate, pack, thresholds)
     if pack.has_change_signal(text):
         targets = _changed(triple, related, neighbours, pack, thresholds)

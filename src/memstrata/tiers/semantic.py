@@ -139,18 +139,24 @@ class SemanticTier:
         if vector is not None and exact is None:
             nearest = await self._engine.nearest("fact", flt, vector, self.thresholds.top_k)
             neighbours = [(fact, cos) for fact, cos in nearest if isinstance(fact, Fact)]
-        triple = self.locale.split(text)
+        given = (fields["subject"], fields["predicate"], fields["object"])
+        parsed = self.locale.split(text)
+        triple = pipeline.Triple(*given) if given[0] and given[1] and given[2] else parsed
         same: list[Fact] = []
         if triple is not None and exact is None:
-            fields = {**fields, "subject": fields["subject"] or triple.subject,
-                      "predicate": fields["predicate"] or triple.predicate,
-                      "object": fields["object"] or triple.object}  # fmt: skip
+            parts = {"subject": triple.subject, "predicate": triple.predicate, "object": triple.object}
+            fields = {**fields, **{key: fields[key] or value for key, value in parts.items()}}
             same = await self._store.facts(
-                FactFilter(user=user, agent=agent, subject=fields["subject"], predicate=fields["predicate"])
+                FactFilter(user=user, agent=agent, subject=triple.subject, predicate=triple.predicate)
             )
-            same = [f for f in same if f.agent == agent]
         outcome = pipeline.decide(
-            text, exact=exact, neighbours=neighbours, same_predicate=same, pack=self.locale, thresholds=self.thresholds
+            text,
+            exact=exact,
+            neighbours=neighbours,
+            same_predicate=same,
+            pack=self.locale,
+            thresholds=self.thresholds,
+            triple=triple,
         )
         now = utcnow()
         provenance = {"source_episode_ids": sources, "promotion_ts": now, "rule_id": "remember",
