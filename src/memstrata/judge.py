@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 import httpx
 import orjson
 
+from memstrata._http import client
 from memstrata.errors import ConfigurationError, InvalidInputError
 from memstrata.models.conflict import JudgeVerdict
 from memstrata.models.fact import Fact
@@ -51,10 +52,7 @@ class OpenAIJudge:
         timeout: float = 60.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
-        )
+        self._client = client(base_url, api_key=api_key, timeout=timeout, transport=transport)
         self._model = model
 
     async def judge(self, candidate: Fact, existing: Sequence[Fact]) -> JudgeVerdict:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import httpx
 import numpy as np
 
+from memstrata._http import client
 from memstrata.embedding.base import BatchEmbedder, Vectors, normalise
 from memstrata.errors import EmbeddingError
 
@@ -30,10 +31,7 @@ class OpenAIEmbedder(BatchEmbedder):
         timeout: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
-        )
+        self._client = client(base_url, api_key=api_key, timeout=timeout, transport=transport)
         self._model, self._dimensions = model, dimensions
         self._model_id = model_id or f"openai:{model}"
         self.batch_size = batch_size
