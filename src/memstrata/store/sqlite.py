@@ -432,10 +432,6 @@ class SQLiteMemoryStore:
         async with self._read() as db:
             return await sqlite_search.selected(db, kind, flt)
 
-    async def matching(self, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter) -> set[int]:
-        async with self._read() as db:
-            return await sqlite_search.matching(db, kind, seqs, flt)
-
     async def records(
         self, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter | None = None
     ) -> dict[int, Episode | Fact]:

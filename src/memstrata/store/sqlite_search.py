@@ -132,18 +132,6 @@ async def selected(db: aiosqlite.Connection, kind: RecordKind, flt: SearchFilter
     return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
 
 
-async def matching(db: aiosqlite.Connection, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter) -> set[int]:
-    """Which of ``seqs`` satisfy the filter now (cached candidates are re-checked here)."""
-    if not seqs:
-        return set()
-    clause, params = where(kind, flt)
-    marks = ", ".join("?" for _ in seqs)
-    cursor = await db.execute(
-        f"SELECT r.seq FROM {TABLE[kind]} r WHERE r.seq IN ({marks}) AND {clause}", (*seqs, *params)
-    )
-    return {int(row[0]) for row in await cursor.fetchall()}
-
-
 async def records(
     db: aiosqlite.Connection, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter | None = None
 ) -> dict[int, Episode | Fact]:
