@@ -122,7 +122,7 @@ async def measure(mem: Memory, queries: list[str], size: int, embedder: OnnxEmbe
     position = await mem._store.index_position("episode", embedder.model)
     seqs, matrix = await mem._store.vectors("episode", embedder.model, embedder.dimensions, "bench", 0, position)
     lexical = LexicalIndex()
-    lexical.add(await mem._store.texts("episode", "bench", 0, await mem._store.last_seq("episode")))
+    lexical.add(await mem._store.texts("episode", "bench", 0, (await mem._store.positions("episode"))[0]))
     graph = AnnIndex(embedder.dimensions)
     graph.add(seqs, matrix)
     parts: dict[str, list[float]] = {k: [] for k in ("embed", "fts5", "bm25", "scan", "hnsw")}

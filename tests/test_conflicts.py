@@ -299,3 +299,13 @@ async def test_a_triple_given_by_the_caller_is_used(mem: Memory) -> None:
         ALEX, "Home base: Bergen", subject="user", predicate="lives_in", object="bergen"
     )
     assert (new.kind, new.stage, new.matched_ids) == ("supersede", "subject_predicate", [old.id])
+
+
+async def test_another_process_drops_its_cache_after_a_purge(tmp_path: Path) -> None:
+    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'shared.db'}", index_in_background=False)
+    async with await Memory.open(config=config) as writer, await Memory.open(config=config) as reader:
+        fact = await writer.semantic.remember(ALEX, "My locker code is 4711")
+        assert [h.record.id for h in await reader.semantic.search(ALEX, "locker code")] == [fact.id]
+        await writer.semantic.purge(fact.id, reason="secret")
+        assert await reader.semantic.search(ALEX, "locker code") == []
+        assert len(reader._engine._users["fact", "alex"].lexical) == 0  # the text is gone from its cache too

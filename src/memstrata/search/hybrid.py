@@ -110,6 +110,7 @@ class SearchEngine:
         self._readers = list(readers)
         self.options = options or SearchOptions()
         self._users: OrderedDict[tuple[RecordKind, str], _UserIndex] = OrderedDict()
+        self._purged = 0  # the purge log's position when the caches were last checked against it
         self._scorer = RuleBasedScorer()
 
     async def search(
@@ -197,9 +198,12 @@ class SearchEngine:
         settled: bool,
     ) -> list[tuple[float, Tier, int, dict[str, float | int | None]]]:
         kind = KIND_OF_TIER[tier]
+        last, purged = await self._store.positions(kind)
+        if purged != self._purged:  # facts were removed for good (here or by another process): forget them
+            self._users = OrderedDict((key, index) for key, index in self._users.items() if key[0] != "fact")
+            self._purged = purged
         index = await self._user(kind, flt.scope.user)
         allowed = await self._store.selected(kind, flt) if _narrows(kind, flt) else None
-        last = await self._store.last_seq(kind)
         names = await self._sources(index, flt, last) if kind == "episode" else []
         named = q.mentioned(text, names)
         words = q.terms(text, named)

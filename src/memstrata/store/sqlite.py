@@ -424,9 +424,9 @@ class SQLiteMemoryStore:
         async with self._read() as db:
             return await sqlite_search.texts(db, kind, user, after, upto)
 
-    async def last_seq(self, kind: RecordKind) -> int:
+    async def positions(self, kind: RecordKind) -> tuple[int, int]:
         async with self._read() as db:
-            return await sqlite_search.last_seq(db, kind)
+            return await sqlite_search.positions(db, kind)
 
     async def selected(self, kind: RecordKind, flt: SearchFilter) -> sqlite_search.Seqs:
         async with self._read() as db:

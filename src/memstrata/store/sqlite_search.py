@@ -118,10 +118,13 @@ async def texts(db: aiosqlite.Connection, kind: RecordKind, user: str, after: in
     return [(int(row[0]), str(row[1])) for row in await cursor.fetchall()]
 
 
-async def last_seq(db: aiosqlite.Connection, kind: RecordKind) -> int:
-    cursor = await db.execute(f"SELECT MAX(seq) FROM {TABLE[kind]}")
+async def positions(db: aiosqlite.Connection, kind: RecordKind) -> tuple[int, int]:
+    """The highest ``seq`` of the kind's table, and of the purge log (caches drop what was purged)."""
+    cursor = await db.execute(
+        f"SELECT (SELECT COALESCE(MAX(seq), 0) FROM {TABLE[kind]}), (SELECT COALESCE(MAX(seq), 0) FROM purges)"
+    )
     row = await cursor.fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 async def selected(db: aiosqlite.Connection, kind: RecordKind, flt: SearchFilter) -> Seqs:

@@ -222,9 +222,9 @@ class SemanticTier:
 
         Their vectors go too, and the audit rows that held their text are redacted; the
         `PurgeRecord` (ids, reason, time) is kept. Episodes the facts were promoted from are
-        not touched. This process's search cache of the user's facts is dropped; another
-        process never returns a purged fact (hits are re-read from the database), but may
-        hold its text in its cache until it restarts or evicts that user.
+        not touched. This process's search cache of the user's facts is dropped at once; other
+        processes drop their cached facts at their next search (they see the purge log move),
+        and never return a purged fact meanwhile (hits are re-read from the database).
         """
         if not reason.strip():
             raise InvalidInputError("purge needs a reason (it is kept in the audit log)")
