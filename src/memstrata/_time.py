@@ -18,5 +18,5 @@ def to_text(moment: datetime) -> str:
 
 
 def from_text(text: str) -> datetime:
-    """Parse text written by :func:`to_text` back to an aware datetime."""
-    return datetime.strptime(text, _TEXT_FORMAT).replace(tzinfo=UTC)
+    """Parse text written by :func:`to_text` back to an aware datetime (ISO 8601, so fromisoformat: fast)."""
+    return datetime.fromisoformat(text)

@@ -17,8 +17,11 @@ def rrf_fusion(rankings: Sequence[Sequence[int]], weights: Sequence[float], k: i
 def linear_fusion(lexical: Mapping[int, float], cosine: Mapping[int, float], alpha: float) -> dict[int, float]:
     """``alpha * lexical / max(lexical) + (1 - alpha) * max(cosine, 0)``, each term in [0, 1]."""
     top = max(lexical.values(), default=0.0)
-    fused: dict[int, float] = {}
-    for item in set(lexical) | set(cosine):
-        lex = lexical.get(item, 0.0) / top if top > 0 else 0.0
-        fused[item] = alpha * max(lex, 0.0) + (1 - alpha) * max(cosine.get(item, 0.0), 0.0)
+    rest = 1 - alpha
+    fused = {item: rest * value if value > 0 else 0.0 for item, value in cosine.items()}
+    for item, value in lexical.items():
+        if value > 0 and top > 0:
+            fused[item] = fused.get(item, 0.0) + alpha * (value / top)
+        else:
+            fused.setdefault(item, 0.0)
     return fused

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -45,6 +45,7 @@ from memstrata.search.rerank import Reranker
 from memstrata.store import Store
 
 Vector = npt.NDArray[np.float32]
+Explain = Callable[[int, float], dict[str, float | int | None]]
 log = logging.getLogger("memstrata.search")
 
 
@@ -130,11 +131,14 @@ class SearchEngine:
         opts = options or self.options
         text = _check_query(query, k)
         qvecs = await self._query_vectors(text, opts.models) if opts.use_vectors else {}
-        scored: list[tuple[float, Tier, int, dict[str, float | int | None]]] = []
+        scored: list[tuple[float, Tier, int]] = []
+        explain: dict[Tier, Explain] = {}
         for tier in flt.tiers:
-            scored += await self._tier(tier, text, qvecs, flt, opts, settled)
-        scored.sort(key=lambda item: item[0], reverse=True)
-        hits = await self._hits(scored[: max(k, opts.rerank_depth if reranker else k) * 2], flt)
+            tier_scored, explain[tier] = await self._tier(tier, text, qvecs, flt, opts, settled)
+            scored += tier_scored
+        scored.sort(key=lambda item: (-item[0], item[1], item[2]))  # ties: by tier, then oldest first
+        best = scored[: max(k, opts.rerank_depth if reranker else k) * 2]
+        hits = await self._hits([(score, tier, seq, explain[tier](seq, score)) for score, tier, seq in best], flt)
         if reranker is not None:
             head = await reranker.rerank(text, hits[: opts.rerank_depth])
             hits = [h.model_copy(update={"reranked": True}) for h in head] + hits[opts.rerank_depth :]
@@ -196,7 +200,7 @@ class SearchEngine:
         flt: SearchFilter,
         opts: SearchOptions,
         settled: bool,
-    ) -> list[tuple[float, Tier, int, dict[str, float | int | None]]]:
+    ) -> tuple[list[tuple[float, Tier, int]], Explain]:
         kind = KIND_OF_TIER[tier]
         last, purged = await self._store.positions(kind)
         if purged != self._purged:  # facts were removed for good (here or by another process): forget them
@@ -213,21 +217,25 @@ class SearchEngine:
         fused = self._fuse(lexical, cosine, opts)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
-            top = sorted(fused, key=lambda s: -fused[s])[:3]
+            top = [seq for seq in sorted(fused, key=lambda s: (-fused[s], s)) if fused[seq] > 0][:3]
             qvecs = _expand(vecs, qvecs, top, opts.feedback)
             only = np.asarray(sorted(fused), dtype=np.int64)
             cosine = _above(await self._cosines(index, vecs, qvecs, opts, only, exact=True), opts.min_cosine)
             fused = self._fuse(lexical, cosine, opts)
         if kind == "episode":
             fused = await self._boost(fused, named, opts)
-        lex_rank = {seq: rank for rank, (seq, _) in enumerate(lexical, start=1)}
+
+        def explain(seq: int, score: float) -> dict[str, float | int | None]:
+            """Why a record scored what it did; computed only for the records that make the head."""
+            if not ranks:
+                ranks["lexical"] = {s: rank for rank, (s, _) in enumerate(lexical, start=1)}
+                ranks["vector"] = {s: rank for rank, s in enumerate(sorted(cosine, key=lambda s: -cosine[s]), 1)}
+            return {"fulltext_rank": ranks["lexical"].get(seq), "fulltext_score": lex_score.get(seq),
+                    "vector_rank": ranks["vector"].get(seq), "cosine": cosine.get(seq), "fused": score}  # fmt: skip
+
+        ranks: dict[str, dict[int, int]] = {}
         lex_score = dict(lexical)
-        vec_rank = {seq: rank for rank, seq in enumerate(sorted(cosine, key=lambda s: -cosine[s]), start=1)}
-        return [
-            (score, tier, seq, {"fulltext_rank": lex_rank.get(seq), "fulltext_score": lex_score.get(seq),
-                                "vector_rank": vec_rank.get(seq), "cosine": cosine.get(seq), "fused": score})
-            for seq, score in fused.items()
-        ]  # fmt: skip
+        return [(score, tier, seq) for seq, score in fused.items()], explain
 
     async def _user(self, kind: RecordKind, user: str) -> _UserIndex:
         """The user's cached index (created empty; texts and vectors are read in by the callers)."""
@@ -284,8 +292,7 @@ class SearchEngine:
             big = opts.ann_min_rows is not None and len(seqs) >= opts.ann_min_rows and allowed is None and not exact
             graphs = await self._ann(index, model, seqs, matrix, settled) if big else []
             for graph in graphs:
-                for seq, cos in graph.search(vector, opts.candidates).items():
-                    best[seq] = max(best.get(seq, -1.0), cos)
+                _keep_best(best, graph.search(vector, opts.candidates))
             if graphs:
                 seqs, matrix = seqs[graphs[-1].end :], matrix[graphs[-1].end :]  # not in a graph yet: exact
             if allowed is not None:
@@ -296,8 +303,7 @@ class SearchEngine:
             scores = matrix @ vector
             limit = opts.candidates if not exact else len(scores)
             top = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit] if limit < len(scores) else slice(None)
-            for seq, cos in zip(seqs[top].tolist(), scores[top].tolist(), strict=True):
-                best[seq] = max(best.get(seq, -1.0), cos)
+            _keep_best(best, dict(zip(seqs[top].tolist(), scores[top].tolist(), strict=True)))
         return best
 
     async def _ann(
@@ -375,7 +381,7 @@ class SearchEngine:
     async def _boost(self, fused: dict[int, float], named: list[str], opts: SearchOptions) -> dict[int, float]:
         if not fused or (not named and not opts.neighbour_weight):
             return fused
-        top = sorted(fused, key=lambda s: -fused[s])[: opts.candidates]
+        top = sorted(fused, key=lambda s: (-fused[s], s))[: opts.candidates]
         if named and opts.source_boost:
             for seq in await self._store.from_sources(top, named):
                 fused[seq] *= 1 + opts.source_boost
@@ -451,3 +457,13 @@ def _expand(
             vector = (vector / np.linalg.norm(vector)).astype(np.float32)
         expanded[model] = (dimensions, vector)
     return expanded
+
+
+def _keep_best(best: dict[int, float], found: dict[int, float]) -> None:
+    """Merge ``found`` cosines into ``best``, keeping the higher per record (several models or graphs)."""
+    if not best:
+        best.update(found)
+        return
+    for seq, cos in found.items():
+        if cos > best.get(seq, -2.0):
+            best[seq] = cos
