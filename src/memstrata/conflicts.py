@@ -294,12 +294,10 @@ def decide(
 ) -> Outcome:
     """Run the five stages over what the store found for the candidate ``text``.
 
-    ``triple`` is the candidate's (subject, predicate, object) when the caller knows it;
-    otherwise the pack splits the text.
-
     ``exact``: a current fact with the same canonical hash; ``neighbours``: the top-K current
     facts with their cosine, best first; ``same_predicate``: current facts stored with the
-    candidate's (subject, predicate).
+    candidate's (subject, predicate); ``triple``: the candidate's (subject, predicate, object)
+    when the caller knows it (otherwise the pack splits the text).
     """
     best = neighbours[0][1] if neighbours else None
     zone = thresholds.zone(best)
@@ -309,7 +307,7 @@ def decide(
         nearest = neighbours[0][0]
         return Outcome("dedup", "embedding", zone, best, f"cosine {best:.3f} ≥ {thresholds.hot}", (nearest.id,))
     triple = triple or pack.split(text)
-    related = _related(triple, neighbours, same_predicate, pack, thresholds)
+    related = _related(neighbours, same_predicate, pack, thresholds)
     if pack.has_change_signal(text):
         targets = _changed(triple, related, neighbours, pack, thresholds)
         if targets:
@@ -327,7 +325,6 @@ def decide(
 
 
 def _related(
-    triple: Triple | None,
     neighbours: Sequence[tuple[Fact, float]],
     same_predicate: Sequence[Fact],
     pack: LocalePack,
