@@ -31,6 +31,7 @@ from memstrata import (
     define_locale_pack,
 )
 from memstrata.conflicts import ENGLISH, canonical, text_hash
+from memstrata.models.search import SearchFilter
 
 ALEX = Scope(user="alex", agent="a")
 
@@ -309,3 +310,18 @@ async def test_another_process_drops_its_cache_after_a_purge(tmp_path: Path) -> 
         await writer.semantic.purge(fact.id, reason="secret")
         assert await reader.semantic.search(ALEX, "locker code") == []
         assert len(reader._engine._users["fact", "alex"].lexical) == 0  # the text is gone from its cache too
+
+
+async def test_neighbours_skip_closed_facts_however_many_are_closer(mem: Memory) -> None:
+    tea = await mem.semantic.remember(ALEX, "I like green tea")
+    fact = await mem.semantic.remember(ALEX, "Alex's phone number is 555-0100")
+    for n in range(1, 10):  # nine closed versions, all closer to the query than the tea fact
+        fact = await mem.semantic.supersede(fact.id, f"Alex's phone number is 555-01{n:02d}")
+    await mem.semantic.forget(fact.id)
+    embedder = mem._engine.active
+    assert embedder is not None
+    vector = await embedder.embed("Alex's phone number is 555-0100")
+    flt = SearchFilter(scope=ALEX, tiers=("semantic",))
+    assert [f.id for f, _ in await mem._engine.nearest("fact", flt, vector, 1)] == [tea.id]
+    decision = await mem.semantic.remember_with_decision(ALEX, "Alex's phone number is 555-0100")
+    assert decision.kind == "admit" and decision.fact_id != fact.id  # closed facts are never duplicates
