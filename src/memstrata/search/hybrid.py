@@ -182,10 +182,6 @@ class SearchEngine:
                 return best
         return []
 
-    def forget_cached(self, kind: RecordKind, user: str) -> None:
-        """Drop what is cached of a user's records of a kind (after rows were removed for good)."""
-        self._users.pop((kind, user), None)
-
     async def close(self) -> None:
         """Wait for graphs being built (a worker thread cannot be interrupted; minutes for a million vectors)."""
         for index in list(self._users.values()):

@@ -10,6 +10,7 @@ from typing import Any
 from memstrata import conflicts as pipeline
 from memstrata._time import utcnow
 from memstrata.conflicts import LocalePack, locale_pack
+from memstrata.embedding.base import Vectors as Vector
 from memstrata.embedding.indexer import Indexer
 from memstrata.errors import ConfigurationError, FactConflictError, InvalidInputError, NotFoundError
 from memstrata.judge import ConflictJudge
@@ -132,13 +133,11 @@ class SemanticTier:
         embedder = self._engine.active
         if self._indexer is not None:
             await self._indexer.catch_up(kinds=("fact",))  # every current fact has a vector to compare with
-        vector = await embedder.embed(text) if embedder is not None else None
-        flt = SearchFilter(scope=Scope(user=user, agent=agent), tiers=("semantic",))
         exact = await self._store.current_by_hash(user, agent, pipeline.text_hash(text))
+        vector = await embedder.embed(text) if embedder is not None and exact is None else None  # none for a dup
         neighbours: list[tuple[Fact, float]] = []
-        if vector is not None and exact is None:
-            nearest = await self._engine.nearest("fact", flt, vector, self.thresholds.top_k)
-            neighbours = [(fact, cos) for fact, cos in nearest if isinstance(fact, Fact)]
+        if vector is not None:
+            neighbours = await self._nearest(user, agent, vector, self.thresholds.top_k)
         given = (fields["subject"], fields["predicate"], fields["object"])
         parsed = self.locale.split(text)
         triple = pipeline.Triple(*given) if given[0] and given[1] and given[2] else parsed
@@ -222,15 +221,13 @@ class SemanticTier:
 
         Their vectors go too, and the audit rows that held their text are redacted; the
         `PurgeRecord` (ids, reason, time) is kept. Episodes the facts were promoted from are
-        not touched. This process's search cache of the user's facts is dropped at once; other
-        processes drop their cached facts at their next search (they see the purge log move),
-        and never return a purged fact meanwhile (hits are re-read from the database).
+        not touched. Every process's search engine drops its cached facts at its next search
+        (it sees the purge log move), and never returns a purged fact meanwhile (hits are
+        re-read from the database).
         """
         if not reason.strip():
             raise InvalidInputError("purge needs a reason (it is kept in the audit log)")
-        record = await self._store.purge(fact_id, reason.strip())
-        self._engine.forget_cached("fact", record.user)
-        return record
+        return await self._store.purge(fact_id, reason.strip())
 
     async def purges(self, user: str) -> list[PurgeRecord]:
         """The purge audit rows of a user, oldest first."""
@@ -269,9 +266,14 @@ class SemanticTier:
         embedder = self._engine.active
         if embedder is None:
             return []
-        flt = SearchFilter(scope=Scope(user=fact.user, agent=fact.agent), tiers=("semantic",))
-        nearest = await self._engine.nearest("fact", flt, await embedder.embed(fact.text), self.thresholds.top_k + 1)
-        return [other for other, _ in nearest if isinstance(other, Fact) and other.id != fact.id]
+        nearest = await self._nearest(fact.user, fact.agent, await embedder.embed(fact.text), self.thresholds.top_k + 1)
+        return [other for other, _ in nearest if other.id != fact.id]
+
+    async def _nearest(self, user: str, agent: str, vector: Vector, k: int) -> list[tuple[Fact, float]]:
+        """The ``k`` current facts of (user, agent) closest to ``vector``, with their cosine."""
+        flt = SearchFilter(scope=Scope(user=user, agent=agent), tiers=("semantic",))
+        nearest = await self._engine.nearest("fact", flt, vector, k)
+        return [(fact, cos) for fact, cos in nearest if isinstance(fact, Fact)]
 
     async def apply_delta(self, delta: MemoryDelta | dict[str, object]) -> DeltaRecord:
         """Validate and apply one delta atomically; applying the same ``delta_id`` again changes nothing."""
