@@ -149,8 +149,9 @@ class OnnxEmbedder(BatchEmbedder):
         return normalise(pooled, self._dimensions)
 
     async def embed(self, text: str) -> Vectors:
-        # One query takes a few milliseconds: handing it to a worker thread and back costs more than it saves.
-        vector: Vectors = self._run([text])[0]
+        # In a worker thread (onnxruntime releases the GIL): a search reads the store meanwhile.
+        vectors = await asyncio.to_thread(self._run, [text])
+        vector: Vectors = vectors[0]
         return vector
 
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:

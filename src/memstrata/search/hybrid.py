@@ -76,6 +76,17 @@ class _UserIndex:
     sources: dict[Scope, tuple[int, list[str]]] = field(default_factory=dict)  # scope -> (text position, names)
 
 
+@dataclass
+class _Gathered:
+    """One tier's reads for one search: the user's index, allowed rows, named sources, BM25 hits, vectors."""
+
+    index: _UserIndex
+    allowed: npt.NDArray[np.int64] | None
+    named: list[str]
+    lexical: list[tuple[int, float]]
+    vectors: dict[str, tuple[npt.NDArray[np.int64], Vector]]
+
+
 class SearchOptions(Model):
     """How signals are combined. The defaults are the measured best of ``bench/locomo.py``."""
 
@@ -130,11 +141,17 @@ class SearchEngine:
         """
         opts = options or self.options
         text = _check_query(query, k)
-        qvecs = await self._query_vectors(text, opts.models) if opts.use_vectors else {}
+        readers = [r for r in self._readers if opts.use_vectors and (opts.models is None or r.model in opts.models)]
+        # The query is embedded while the store is read: neither waits for the other.
+        embedding = asyncio.ensure_future(self._query_vectors(text, readers))
+        try:
+            gathered = [await self._gather(tier, text, readers, flt, opts) for tier in flt.tiers]
+        finally:
+            qvecs = await embedding
         scored: list[tuple[float, Tier, int]] = []
         explain: dict[Tier, Explain] = {}
-        for tier in flt.tiers:
-            tier_scored, explain[tier] = await self._tier(tier, text, qvecs, flt, opts, settled)
+        for tier, found in zip(flt.tiers, gathered, strict=True):
+            tier_scored, explain[tier] = await self._tier(tier, found, qvecs, flt, opts, settled)
             scored += tier_scored
         scored.sort(key=lambda item: (-item[0], item[1], item[2]))  # ties: by tier, then oldest first
         best = scored[: max(k, opts.rerank_depth if reranker else k) * 2]
@@ -146,8 +163,8 @@ class SearchEngine:
             hits = await self._weigh_salience(hits, opts.salience_weight)
         return hits[:k]
 
-    async def _query_vectors(self, text: str, models: tuple[str, ...] | None) -> dict[str, tuple[int, Vector]]:
-        readers = [r for r in self._readers if models is None or r.model in models]
+    @staticmethod
+    async def _query_vectors(text: str, readers: list[Embedder]) -> dict[str, tuple[int, Vector]]:
         return {r.model: (r.dimensions, await r.embed(text)) for r in readers}
 
     @property
@@ -188,15 +205,10 @@ class SearchEngine:
             for task in list(index.building.values()):
                 await task
 
-    async def _tier(
-        self,
-        tier: Tier,
-        text: str,
-        qvecs: dict[str, tuple[int, Vector]],
-        flt: SearchFilter,
-        opts: SearchOptions,
-        settled: bool,
-    ) -> tuple[list[tuple[float, Tier, int]], Explain]:
+    async def _gather(
+        self, tier: Tier, text: str, readers: list[Embedder], flt: SearchFilter, opts: SearchOptions
+    ) -> _Gathered:
+        """What a tier's search reads from the store; needs no query vector."""
         kind = KIND_OF_TIER[tier]
         last, purged = await self._store.positions(kind)
         if purged != self._purged:  # facts were removed for good (here or by another process): forget them
@@ -208,7 +220,20 @@ class SearchEngine:
         named = q.mentioned(text, names)
         words = q.terms(text, named)
         lexical = await self._lexical(kind, index, flt, words, allowed, opts, last) if opts.use_fulltext else []
-        vecs = {m: await self._vectors(kind, index, m, dimensions) for m, (dimensions, _) in qvecs.items()}
+        vecs = {r.model: await self._vectors(kind, index, r.model, r.dimensions) for r in readers}
+        return _Gathered(index, allowed, named, lexical, vecs)
+
+    async def _tier(
+        self,
+        tier: Tier,
+        found: _Gathered,
+        qvecs: dict[str, tuple[int, Vector]],
+        flt: SearchFilter,
+        opts: SearchOptions,
+        settled: bool,
+    ) -> tuple[list[tuple[float, Tier, int]], Explain]:
+        kind = KIND_OF_TIER[tier]
+        index, allowed, named, lexical, vecs = found.index, found.allowed, found.named, found.lexical, found.vectors
         cosine = _above(await self._cosines(index, vecs, qvecs, opts, allowed, settled=settled), opts.min_cosine)
         fused = self._fuse(lexical, cosine, opts)
         if opts.feedback and cosine:
