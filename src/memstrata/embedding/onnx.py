@@ -149,9 +149,9 @@ class OnnxEmbedder(BatchEmbedder):
         return normalise(pooled, self._dimensions)
 
     async def embed(self, text: str) -> Vectors:
-        # In a worker thread (onnxruntime releases the GIL): a search reads the store meanwhile.
-        vectors = await asyncio.to_thread(self._run, [text])
-        vector: Vectors = vectors[0]
+        # Inline: a worker thread would compete with the caller for both the GIL and the cores
+        # onnxruntime splits its work over, which costs more than it overlaps (bench/search_latency.py).
+        vector: Vectors = self._run([text])[0]
         return vector
 
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import AwareDatetime, Field, SkipValidation
 
@@ -14,6 +14,14 @@ from memstrata.scope import Scope
 Tier = Literal["episodic", "semantic"]
 RecordKind = Literal["episode", "fact"]
 KIND_OF_TIER: dict[str, RecordKind] = {"episodic": "episode", "semantic": "fact"}
+
+
+class Positions(NamedTuple):
+    """How far a kind's rows have got: the highest seq, the purge log's, and each model's index."""
+
+    last: int
+    purged: int
+    indexed: dict[str, int]
 
 
 class SearchFilter(Model):

@@ -52,6 +52,7 @@ log = logging.getLogger("memstrata.search")
 ANN_MIN_ROWS = 50_000
 ANN_BATCH = 2_000  # new rows searched exactly until this many wait to join the graph
 CACHED_USERS = 16
+NEIGHBOURED = 50  # the head whose timeline neighbours get a share of its scores
 
 
 class _Vectors:
@@ -142,7 +143,7 @@ class SearchEngine:
         opts = options or self.options
         text = _check_query(query, k)
         readers = [r for r in self._readers if opts.use_vectors and (opts.models is None or r.model in opts.models)]
-        # The query is embedded while the store is read: neither waits for the other.
+        # The query is embedded while the store answers the search's first read.
         embedding = asyncio.ensure_future(self._query_vectors(text, readers))
         try:
             gathered = [await self._gather(tier, text, readers, flt, opts) for tier in flt.tiers]
@@ -184,7 +185,8 @@ class SearchEngine:
         if embedder is None:
             return []
         index = await self._user(kind, flt.scope.user)
-        seqs, matrix = await self._vectors(kind, index, embedder.model, embedder.dimensions)
+        position = await self._store.index_position(kind, embedder.model)
+        seqs, matrix = await self._vectors(kind, index, embedder.model, embedder.dimensions, position)
         scores = matrix @ vector
         for wide in (8 * k, None):
             if wide is None:
@@ -210,7 +212,7 @@ class SearchEngine:
     ) -> _Gathered:
         """What a tier's search reads from the store; needs no query vector."""
         kind = KIND_OF_TIER[tier]
-        last, purged = await self._store.positions(kind)
+        last, purged, indexed = await self._store.positions(kind, [r.model for r in readers])
         if purged != self._purged:  # facts were removed for good (here or by another process): forget them
             self._users = OrderedDict((key, index) for key, index in self._users.items() if key[0] != "fact")
             self._purged = purged
@@ -220,7 +222,7 @@ class SearchEngine:
         named = q.mentioned(text, names)
         words = q.terms(text, named)
         lexical = await self._lexical(kind, index, flt, words, allowed, opts, last) if opts.use_fulltext else []
-        vecs = {r.model: await self._vectors(kind, index, r.model, r.dimensions) for r in readers}
+        vecs = {r.model: await self._vectors(kind, index, r.model, r.dimensions, indexed[r.model]) for r in readers}
         return _Gathered(index, allowed, named, lexical, vecs)
 
     async def _tier(
@@ -376,10 +378,9 @@ class SearchEngine:
             index.building.pop(model, None)
 
     async def _vectors(
-        self, kind: RecordKind, index: _UserIndex, model: str, dimensions: int
+        self, kind: RecordKind, index: _UserIndex, model: str, dimensions: int, position: int
     ) -> tuple[npt.NDArray[np.int64], Vector]:
-        # Only rows indexed since the last read are fetched and appended.
-        position = await self._store.index_position(kind, model)
+        """The user's vectors of one model, reading only rows indexed since the last read (up to ``position``)."""
         cached = index.vectors.get(model)
         if cached is None or cached.position > position:  # new, or the model's vectors were dropped or rebuilt
             cached = index.vectors[model] = _Vectors(dimensions)
@@ -400,15 +401,16 @@ class SearchEngine:
         return linear_fusion(dict(lexical), cosine, alpha)
 
     async def _boost(self, fused: dict[int, float], named: list[str], opts: SearchOptions) -> dict[int, float]:
+        """Boost episodes of named sources, then spread a share of the head's scores to timeline neighbours."""
         if not fused or (not named and not opts.neighbour_weight):
             return fused
-        top = sorted(fused, key=lambda s: (-fused[s], s))[: opts.candidates]
+        top = _head(fused, opts.candidates)
         if named and opts.source_boost:
             for seq in await self._store.from_sources(top, named):
                 fused[seq] *= 1 + opts.source_boost
         if opts.neighbour_weight:
             spread = dict(fused)
-            for seq, around in (await self._store.neighbours(top[:50])).items():
+            for seq, around in (await self._store.neighbours(top[:NEIGHBOURED])).items():
                 for other in around:
                     if other is not None:
                         spread[other] = spread.get(other, 0.0) + opts.neighbour_weight * fused[seq]
@@ -442,6 +444,11 @@ class SearchEngine:
             )
         weighed.sort(key=lambda h: h.score, reverse=True)
         return weighed
+
+
+def _head(scores: dict[int, float], n: int) -> list[int]:
+    """The ``n`` best-scored seqs, best first (ties: older first)."""
+    return sorted(scores, key=lambda s: (-scores[s], s))[:n]
 
 
 def _above(cosine: dict[int, float], threshold: float | None) -> dict[int, float]:

@@ -27,7 +27,7 @@ from memstrata.models import (
 )
 from memstrata.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from memstrata.models.fact import FactFilter
-from memstrata.models.search import RecordKind, SearchFilter
+from memstrata.models.search import Positions, RecordKind, SearchFilter
 
 __all__ = ["FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store"]
 
@@ -97,7 +97,7 @@ class SearchStore(Protocol):
         self, kind: RecordKind, model: str, dimensions: int, user: str, after: int, upto: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
     async def texts(self, kind: RecordKind, user: str, after: int, upto: int) -> list[tuple[int, str]]: ...
-    async def positions(self, kind: RecordKind) -> tuple[int, int]: ...
+    async def positions(self, kind: RecordKind, models: Sequence[str] = ()) -> Positions: ...
     async def selected(self, kind: RecordKind, flt: SearchFilter) -> npt.NDArray[np.int64]: ...
     async def records(
         self, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter | None = None

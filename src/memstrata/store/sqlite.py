@@ -38,7 +38,7 @@ from memstrata.models import (
     StoreHealth,
 )
 from memstrata.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
-from memstrata.models.search import RecordKind, SearchFilter
+from memstrata.models.search import Positions, RecordKind, SearchFilter
 from memstrata.scope import episode_key, episode_pattern, key_range
 from memstrata.store import sqlite_conflicts, sqlite_facts, sqlite_search
 from memstrata.store.base import RecentOrder
@@ -424,9 +424,9 @@ class SQLiteMemoryStore:
         async with self._read() as db:
             return await sqlite_search.texts(db, kind, user, after, upto)
 
-    async def positions(self, kind: RecordKind) -> tuple[int, int]:
+    async def positions(self, kind: RecordKind, models: Sequence[str] = ()) -> Positions:
         async with self._read() as db:
-            return await sqlite_search.positions(db, kind)
+            return await sqlite_search.positions(db, kind, models)
 
     async def selected(self, kind: RecordKind, flt: SearchFilter) -> sqlite_search.Seqs:
         async with self._read() as db:

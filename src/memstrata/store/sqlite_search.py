@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from memstrata._time import to_text, utcnow
 from memstrata.models import Episode, Fact
-from memstrata.models.search import RecordKind, SearchFilter
+from memstrata.models.search import Positions, RecordKind, SearchFilter
 from memstrata.scope import episode_pattern, fact_pattern, key_range
 from memstrata.store.rows import EPISODE_COLUMNS, FACT_COLUMNS, episode_from_row, fact_from_row
 
@@ -118,13 +118,19 @@ async def texts(db: aiosqlite.Connection, kind: RecordKind, user: str, after: in
     return [(int(row[0]), str(row[1])) for row in await cursor.fetchall()]
 
 
-async def positions(db: aiosqlite.Connection, kind: RecordKind) -> tuple[int, int]:
-    """The highest ``seq`` of the kind's table, and of the purge log (caches drop what was purged)."""
+async def positions(db: aiosqlite.Connection, kind: RecordKind, models: Sequence[str] = ()) -> Positions:
+    """In one query: the kind's highest ``seq``, the purge log's, and each model's index position."""
+    indexed = "".join(
+        ", (SELECT COALESCE(MAX(last_seq), 0) FROM index_state WHERE kind = ? AND model = ?)" for _ in models
+    )
     cursor = await db.execute(
         f"SELECT (SELECT COALESCE(MAX(seq), 0) FROM {TABLE[kind]}), (SELECT COALESCE(MAX(seq), 0) FROM purges)"
+        + indexed,
+        tuple(value for model in models for value in (kind, model)),
     )
     row = await cursor.fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+    assert row is not None  # an aggregate query always returns its row
+    return Positions(int(row[0]), int(row[1]), {model: int(at) for model, at in zip(models, row[2:], strict=True)})
 
 
 async def selected(db: aiosqlite.Connection, kind: RecordKind, flt: SearchFilter) -> Seqs:
