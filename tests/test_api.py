@@ -9,7 +9,8 @@ from pathlib import Path
 import memstrata
 from memstrata import Memory, SyncMemory
 from memstrata.cli import app, rules_app
-from memstrata.sync import SyncEpisodicTier, SyncSemanticTier
+from memstrata.graph import GraphMemory
+from memstrata.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
 from memstrata.tiers import EpisodicTier, SemanticTier
 
 PACKAGE = Path(memstrata.__file__).parent
@@ -25,7 +26,10 @@ EXPORTS = {
     "Store", "StoreError", "StoreHealth", "SyncMemory", "UpdateDelta", "parse_delta", "EmbedderMismatchError",
     "EmbeddingError", "Embedder", "OnnxEmbedder", "OpenAIEmbedder", "IndexProgress", "SearchFilter", "SearchHit",
     "Reranker", "SearchOptions", "ConflictDecision", "ConflictJudge", "ConflictThresholds", "JudgeVerdict",
-    "LocalePack", "OpenAIJudge", "PurgeRecord", "define_locale_pack",
+    "LocalePack", "OpenAIJudge", "PurgeRecord", "define_locale_pack", "BudgetConfig", "Edge", "Entity",
+    "EntityConflictError", "EntityContext", "EntityLink", "GraphMemory", "GraphStats", "RecallOptions",
+    "SalienceConfig", "ScoredFact", "TokenCounter", "allocate_memory_budget", "boost_salience", "combine_scores",
+    "compute_salience", "rank_by_salience",
 }  # fmt: skip
 
 
@@ -49,6 +53,7 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (Memory, SyncMemory),
         (EpisodicTier, SyncEpisodicTier),
         (SemanticTier, SyncSemanticTier),
+        (GraphMemory, SyncGraphMemory),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 

@@ -15,6 +15,7 @@ from memstrata.errors import (
     DeltaValidationError,
     EmbedderMismatchError,
     EmbeddingError,
+    EntityConflictError,
     EpisodeConflictError,
     FactConflictError,
     InvalidInputError,
@@ -25,6 +26,7 @@ from memstrata.errors import (
     SchemaVersionError,
     StoreError,
 )
+from memstrata.graph import GraphMemory, allocate_memory_budget
 from memstrata.judge import ConflictJudge, OpenAIJudge
 from memstrata.memory import Memory
 from memstrata.models import (
@@ -48,18 +50,31 @@ from memstrata.models import (
     parse_delta,
 )
 from memstrata.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
+from memstrata.models.fact import EntityLink
+from memstrata.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
 from memstrata.models.search import SearchFilter, SearchHit
-from memstrata.salience import RuleBasedScorer, SalienceContext, SalienceScorer
+from memstrata.salience import (
+    RuleBasedScorer,
+    SalienceConfig,
+    SalienceContext,
+    SalienceScorer,
+    boost_salience,
+    combine_scores,
+    compute_salience,
+    rank_by_salience,
+)
 from memstrata.scope import Scope
 from memstrata.search import Reranker, SearchOptions
 from memstrata.store import FactStore, MemoryStore, SQLiteMemoryStore, Store
 from memstrata.sync import SyncMemory
 from memstrata.tiers import SalientEpisode
+from memstrata.tokens import TokenCounter
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AddDelta",
+    "BudgetConfig",
     "ConfigurationError",
     "ConflictDecision",
     "ConflictJudge",
@@ -70,9 +85,14 @@ __all__ = [
     "DeleteDelta",
     "DeltaRecord",
     "DeltaValidationError",
+    "Edge",
     "Embedder",
     "EmbedderMismatchError",
     "EmbeddingError",
+    "Entity",
+    "EntityConflictError",
+    "EntityContext",
+    "EntityLink",
     "Episode",
     "EpisodeConflictError",
     "Fact",
@@ -80,6 +100,8 @@ __all__ = [
     "FactFilter",
     "FactPayload",
     "FactStore",
+    "GraphMemory",
+    "GraphStats",
     "IndexProgress",
     "InvalidInputError",
     "JudgeVerdict",
@@ -100,15 +122,18 @@ __all__ = [
     "OpenAIEmbedder",
     "OpenAIJudge",
     "PurgeRecord",
+    "RecallOptions",
     "Reranker",
     "RuleBasedScorer",
     "RuleState",
     "SQLiteMemoryStore",
+    "SalienceConfig",
     "SalienceContext",
     "SalienceScorer",
     "SalientEpisode",
     "SchemaVersionError",
     "Scope",
+    "ScoredFact",
     "SearchFilter",
     "SearchHit",
     "SearchOptions",
@@ -116,7 +141,13 @@ __all__ = [
     "StoreError",
     "StoreHealth",
     "SyncMemory",
+    "TokenCounter",
     "UpdateDelta",
+    "allocate_memory_budget",
+    "boost_salience",
+    "combine_scores",
+    "compute_salience",
     "define_locale_pack",
     "parse_delta",
+    "rank_by_salience",
 ]

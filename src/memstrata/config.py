@@ -11,6 +11,7 @@ from pydantic import Field
 from memstrata.errors import ConfigurationError, MemstrataError
 from memstrata.models.base import Model
 from memstrata.models.conflict import ConflictThresholds
+from memstrata.salience import SalienceConfig
 from memstrata.search.hybrid import SearchOptions
 
 DEFAULT_URL = "sqlite:///memstrata.db"
@@ -33,6 +34,8 @@ class MemoryConfig(Model):
     - ``locale``: the locale pack `semantic.remember` reads change markers and predicates from
       (``"en"`` ships; `define_locale_pack` adds more).
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
+    - ``salience``: the decay/boost engine of facts (`SalienceConfig`: decay rate per day, boost
+      per access, min salience, consolidation decay).
     """
 
     error_type: ClassVar[type[MemstrataError]] = ConfigurationError
@@ -47,6 +50,7 @@ class MemoryConfig(Model):
     search: SearchOptions = Field(default_factory=SearchOptions)
     locale: str = Field(default="en", min_length=1)
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
+    salience: SalienceConfig = Field(default_factory=SalienceConfig)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:

@@ -11,6 +11,7 @@ Every error memstrata raises on purpose derives from :class:`MemstrataError`, so
     ├── ConsolidationRuleError      a malformed rule: cadence, cron, when_filter
     ├── FactConflictError           `replaces` cannot be resolved to exactly one active fact
     ├── EpisodeConflictError        an episode id already holds a different episode
+    ├── EntityConflictError         an entity name already taken in its (user, agent) scope
     ├── NotFoundError               a fact, episode or rule id that does not exist
     ├── EmbeddingError              the embedding model is missing, broken or unreachable
     │   └── EmbedderMismatchError   a different embedder than the one the vectors were made with
@@ -30,6 +31,7 @@ __all__ = [
     "DeltaValidationError",
     "EmbedderMismatchError",
     "EmbeddingError",
+    "EntityConflictError",
     "EpisodeConflictError",
     "FactConflictError",
     "InvalidInputError",
@@ -74,8 +76,12 @@ class EpisodeConflictError(MemstrataError):
     """An episode id is already stored with different content or scope."""
 
 
+class EntityConflictError(MemstrataError):
+    """An entity with that name (case-insensitive) already exists in the (user, agent) scope."""
+
+
 class NotFoundError(MemstrataError):
-    """The fact, episode or rule named does not exist."""
+    """The fact, episode, entity, edge or rule named does not exist."""
 
 
 class EmbeddingError(MemstrataError):

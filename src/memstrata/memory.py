@@ -14,6 +14,7 @@ from memstrata.embedding.base import Embedder
 from memstrata.embedding.indexer import Indexer, IndexProgress
 from memstrata.embedding.registry import attach, retire_readable
 from memstrata.errors import NotFoundError
+from memstrata.graph import GraphMemory
 from memstrata.models import ConsolidationRule, ConsolidationRun, MigrationPlan, RuleState, StoreHealth
 from memstrata.models.fact import MemoryType
 from memstrata.models.search import SearchFilter, SearchHit, Tier
@@ -60,6 +61,7 @@ class Memory:
             locale=config.locale,
             thresholds=config.conflicts,
         )
+        self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
 
     @classmethod
     async def open(

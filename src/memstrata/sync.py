@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from types import TracebackType
@@ -14,6 +14,7 @@ from typing import Any, Self, TypeVar
 from memstrata.config import MemoryConfig
 from memstrata.embedding.base import Embedder
 from memstrata.embedding.indexer import IndexProgress
+from memstrata.graph import GraphMemory
 from memstrata.judge import ConflictJudge
 from memstrata.memory import _DEFAULT, Memory
 from memstrata.models import (
@@ -29,7 +30,17 @@ from memstrata.models import (
     StoreHealth,
 )
 from memstrata.models.conflict import ConflictDecision, PurgeRecord
-from memstrata.models.fact import FactStatus, MemoryType
+from memstrata.models.fact import EntityLink, FactStatus, MemoryType
+from memstrata.models.graph import (
+    BudgetConfig,
+    Direction,
+    Edge,
+    Entity,
+    EntityContext,
+    GraphStats,
+    RecallOptions,
+    ScoredFact,
+)
 from memstrata.models.search import SearchHit, Tier
 from memstrata.salience import SalienceContext, SalienceScorer
 from memstrata.scope import Scope
@@ -168,11 +179,16 @@ class SyncSemanticTier:
         valid_from: datetime | None = None,
         source_episode_ids: Sequence[str] = (),
         confidence: float = 1.0,
+        entities: Sequence[EntityLink | tuple[str, str] | str] = (),
+        summary: str | None = None,
+        payload: dict[str, Any] | None = None,
+        rule_id: str = "remember",
     ) -> ConflictDecision:
         return self._run(
             self._tier.remember_with_decision(
                 scope, text, memory_type=memory_type, subject=subject, predicate=predicate, object=object,
                 tags=tags, valid_from=valid_from, source_episode_ids=source_episode_ids, confidence=confidence,
+                entities=entities, summary=summary, payload=payload, rule_id=rule_id,
             )
         )  # fmt: skip
 
@@ -228,6 +244,133 @@ class SyncSemanticTier:
         )  # fmt: skip
 
 
+class SyncGraphMemory:
+    """Blocking ``mem.graph``."""
+
+    def __init__(self, graph: GraphMemory, loop: _Loop) -> None:
+        self._graph, self._run = graph, loop.run
+
+    def create_entity(
+        self,
+        scope: Scope,
+        *,
+        name: str,
+        entity_type: str,
+        properties: Mapping[str, Any] | None = None,
+        owner: str | None = None,
+    ) -> Entity:
+        return self._run(
+            self._graph.create_entity(scope, name=name, entity_type=entity_type, properties=properties, owner=owner)
+        )
+
+    def create_entities(self, scope: Scope, entities: Iterable[Mapping[str, Any]]) -> list[Entity]:
+        return self._run(self._graph.create_entities(scope, entities))
+
+    def get_entity(self, entity_id: str) -> Entity:
+        return self._run(self._graph.get_entity(entity_id))
+
+    def entity(self, scope: Scope, name: str) -> Entity:
+        return self._run(self._graph.entity(scope, name))
+
+    def update_entity(
+        self,
+        entity_id: str,
+        *,
+        name: str | None = None,
+        entity_type: str | None = None,
+        properties: Mapping[str, Any] | None = None,
+        owner: str | None = None,
+    ) -> Entity:
+        return self._run(
+            self._graph.update_entity(entity_id, name=name, entity_type=entity_type, properties=properties, owner=owner)
+        )
+
+    def entities(
+        self, scope: Scope, *, entity_type: str | None = None, limit: int = 100, offset: int = 0
+    ) -> tuple[list[Entity], int]:
+        return self._run(self._graph.entities(scope, entity_type=entity_type, limit=limit, offset=offset))
+
+    def search_entities(self, scope: Scope, query: str, *, limit: int = 20) -> list[Entity]:
+        return self._run(self._graph.search_entities(scope, query, limit=limit))
+
+    def delete_entity(self, entity_id: str) -> None:
+        return self._run(self._graph.delete_entity(entity_id))
+
+    def relate(
+        self,
+        scope: Scope,
+        *,
+        source: str,
+        target: str,
+        relation: str,
+        properties: Mapping[str, Any] | None = None,
+    ) -> Edge:
+        return self._run(
+            self._graph.relate(scope, source=source, target=target, relation=relation, properties=properties)
+        )
+
+    def relate_many(
+        self, scope: Scope, edges: Iterable[tuple[str, str, str] | tuple[str, str, str, Mapping[str, Any]]]
+    ) -> int:
+        return self._run(self._graph.relate_many(scope, edges))
+
+    def unrelate(self, *, source: str, target: str, relation: str) -> None:
+        return self._run(self._graph.unrelate(source=source, target=target, relation=relation))
+
+    def neighbors(
+        self,
+        entity_id: str,
+        *,
+        relation: str | None = None,
+        direction: Direction = "both",
+        depth: int = 1,
+        limit: int = 1000,
+    ) -> list[Edge]:
+        return self._run(
+            self._graph.neighbors(entity_id, relation=relation, direction=direction, depth=depth, limit=limit)
+        )
+
+    def edges_from(self, entity_id: str, *, limit: int = 1000) -> list[Edge]:
+        return self._run(self._graph.edges_from(entity_id, limit=limit))
+
+    def edges_to(self, entity_id: str, *, limit: int = 1000) -> list[Edge]:
+        return self._run(self._graph.edges_to(entity_id, limit=limit))
+
+    def recall(self, scope: Scope, options: RecallOptions | None = None, **fields: Any) -> list[ScoredFact]:
+        return self._run(self._graph.recall(scope, options, **fields))
+
+    def touch(self, fact_ids: Sequence[str]) -> int:
+        return self._run(self._graph.touch(fact_ids))
+
+    def decay_all(self, scope: Scope, factor: float) -> int:
+        return self._run(self._graph.decay_all(scope, factor))
+
+    def consolidate(self, fact_ids: Sequence[str], text: str, *, summary: str | None = None) -> Fact:
+        return self._run(self._graph.consolidate(fact_ids, text, summary=summary))
+
+    def promote(self, edge: Edge) -> ConflictDecision:
+        return self._run(self._graph.promote(edge))
+
+    def context_for(
+        self,
+        scope: Scope,
+        *,
+        entity: str,
+        topic: str | None = None,
+        max_tokens: int = BudgetConfig().max_tokens,
+        budget: BudgetConfig | None = None,
+        touch: bool = True,
+    ) -> EntityContext:
+        return self._run(
+            self._graph.context_for(
+                scope, entity=entity, topic=topic, max_tokens=max_tokens, budget=budget, touch=touch
+            )
+        )
+
+    def stats(self, scope: Scope) -> GraphStats:
+        return self._run(self._graph.stats(scope))
+
+
 class SyncMemory:
     """Blocking `Memory`: ``with SyncMemory.open("sqlite:///memory.db") as mem: ...``."""
 
@@ -236,6 +379,7 @@ class SyncMemory:
         self.config = memory.config
         self.episodic = SyncEpisodicTier(memory.episodic, loop)
         self.semantic = SyncSemanticTier(memory.semantic, loop)
+        self.graph = SyncGraphMemory(memory.graph, loop)
 
     @classmethod
     def open(

@@ -11,8 +11,17 @@ from memstrata.models.deltas import MemoryDelta
 
 FactStatus = Literal["active", "pending", "superseded", "forgotten"]
 MemoryType = Literal["fact", "preference", "decision", "experience", "failure", "observation", "consolidation"]
+DEFAULT_SALIENCE = 0.5
 EventDateConfidence = Literal["exact", "approximate", "ambiguous"]
 LineageRelation = Literal["SUPERSEDES", "CONSOLIDATES"]
+Role = Literal["about", "by", "for", "mentions"]
+
+
+class EntityLink(Model):
+    """A fact's link to a graph entity, with the entity's role in the fact."""
+
+    entity_id: str = Field(min_length=1)
+    role: Role = "about"
 
 
 class FactPayload(Model):
@@ -34,6 +43,10 @@ class FactPayload(Model):
     event_date_confidence: EventDateConfidence | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
     status: Literal["active", "pending"] = Field(default="active", description="pending: awaiting a judge")
+    entities: list[EntityLink] = Field(default_factory=list)
+    token_count: int | None = Field(default=None, ge=0)
+    summary_token_count: int | None = Field(default=None, ge=0)
+    salience: float | None = Field(default=None, ge=0.0, le=1.0, description="None: the default salience (0.5)")
 
 
 class Fact(Model):
@@ -61,7 +74,7 @@ class Fact(Model):
     rule_id: str
     confidence: float = Field(ge=0.0, le=1.0)
     promotion_ts: AwareDatetime
-    salience: float = Field(default=1.0, ge=0.0, le=1.0)
+    salience: float = Field(default=DEFAULT_SALIENCE, ge=0.0, le=1.0)
     access_count: int = 0
     last_accessed_at: AwareDatetime | None = None
     tags: list[str] = Field(default_factory=list)
@@ -69,6 +82,9 @@ class Fact(Model):
     summary: str | None = None
     event_date: AwareDatetime | None = None
     event_date_confidence: EventDateConfidence | None = None
+    entities: list[EntityLink] = Field(default_factory=list, description="graph entities, each with its role")
+    token_count: int | None = Field(default=None, description="tokens of the text (None: not counted)")
+    summary_token_count: int | None = None
 
 
 class Lineage(Model):

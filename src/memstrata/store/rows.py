@@ -18,7 +18,8 @@ EPISODE_COLUMNS = (
 FACT_COLUMNS = (
     "id, user_id, agent_id, text, subject, predicate, object, payload, memory_type, status, valid_from, valid_to,"
     " recorded_at, superseded_at, source_episode_ids, rule_id, confidence, promotion_ts, salience, access_count,"
-    " last_accessed_at, tags, channels, summary, event_date, event_date_confidence"
+    " last_accessed_at, tags, channels, summary, event_date, event_date_confidence, entity_links, token_count,"
+    " summary_token_count"
 )
 FACT_SELECT = FACT_COLUMNS + ", asserted_valid_to"
 DELTA_COLUMNS = (
@@ -71,6 +72,7 @@ def fact_from_row(row: Row, as_of: str | None = None) -> Fact:
     for key in ("valid_from", "valid_to", "recorded_at", "superseded_at", "promotion_ts", "last_accessed_at"):
         values[key] = _opt_from(values[key])
     values["event_date"] = _opt_from(values["event_date"])
+    values["entities"] = orjson.loads(values.pop("entity_links"))
     values["user"] = values.pop("user_id")
     values["agent"] = values.pop("agent_id")
     return Fact(**values)
@@ -84,6 +86,7 @@ def fact_values(fact: Fact, scope_key: str) -> tuple[Any, ...]:
         fact.confidence, to_text(fact.promotion_ts), fact.salience, fact.access_count,
         opt_time(fact.last_accessed_at), dumps(fact.tags), dumps(fact.channels), fact.summary,
         opt_time(fact.event_date), fact.event_date_confidence, opt_time(fact.valid_to), text_hash(fact.text),
+        dumps([link.model_dump() for link in fact.entities]), fact.token_count, fact.summary_token_count,
     )  # fmt: skip
 
 
@@ -91,7 +94,8 @@ FACT_INSERT = (
     "INSERT INTO facts (id, scope_key, user_id, agent_id, text, subject, predicate, object, payload, memory_type,"
     " status, valid_from, valid_to, recorded_at, superseded_at, source_episode_ids, rule_id, confidence,"
     " promotion_ts, salience, access_count, last_accessed_at, tags, channels, summary, event_date,"
-    " event_date_confidence, asserted_valid_to, text_hash) VALUES (" + ", ".join(["?"] * 29) + ")"
+    " event_date_confidence, asserted_valid_to, text_hash, entity_links, token_count, summary_token_count)"
+    " VALUES (" + ", ".join(["?"] * 32) + ")"
 )
 
 

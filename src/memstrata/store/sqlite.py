@@ -45,10 +45,11 @@ from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import FilterCompiler
 from memstrata.store.migrations import check_plan
 from memstrata.store.rows import EPISODE_COLUMNS, dumps, episode_from_row
+from memstrata.store.sqlite_graph import SQLiteGraphStore
 
 __all__ = ["SQLiteMemoryStore"]
 
-SCHEMA_FILES = ((1, "001_base.sql"), (2, "002_search.sql"), (3, "003_conflicts.sql"))
+SCHEMA_FILES = ((1, "001_base.sql"), (2, "002_search.sql"), (3, "003_conflicts.sql"), (4, "004_graph.sql"))
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _PRAGMAS = (
     "PRAGMA foreign_keys = ON",
@@ -65,7 +66,7 @@ _EPISODE_INSERT = (
 )
 
 
-class SQLiteMemoryStore:
+class SQLiteMemoryStore(SQLiteGraphStore):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
     def __init__(self, path: Path | str = "memstrata.db") -> None:

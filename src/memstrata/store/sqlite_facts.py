@@ -212,6 +212,9 @@ async def _insert_fact(
     payload = _payload(delta)
     valid_from = payload.valid_from or await _latest_source_time(db, delta)
     fields: dict[str, Any] = payload.model_dump(exclude={"user", "agent", "valid_from"})
+    if fields["salience"] is None:
+        del fields["salience"]
+    fields["entities"] = list(dict.fromkeys(payload.entities))  # the same link twice is one link
     fact = Fact(
         id=new_id(),
         user=scope[0],
@@ -226,7 +229,13 @@ async def _insert_fact(
     )
     if closes:
         await close_facts(db, closes, status="superseded", world_end=valid_from, now=now)
-    await db.execute(FACT_INSERT, fact_values(fact, fact_key(*scope)))
+    key = fact_key(*scope)
+    await _check_entities(db, key, [link.entity_id for link in fact.entities])
+    await db.execute(FACT_INSERT, fact_values(fact, key))
+    await db.executemany(
+        "INSERT INTO fact_entities (entity_id, fact_id, role) VALUES (?, ?, ?)",
+        [(link.entity_id, fact.id, link.role) for link in fact.entities],
+    )
     await db.executemany(
         "INSERT OR IGNORE INTO fact_sources (episode_id, fact_id) VALUES (?, ?)",
         [(episode_id, fact.id) for episode_id in delta.source_episode_ids],
@@ -236,6 +245,21 @@ async def _insert_fact(
         [(fact.id, old, to_text(now)) for old in closes or []],
     )
     return fact.id
+
+
+async def _check_entities(db: aiosqlite.Connection, scope_key: str, ids: list[str]) -> None:
+    """Every linked entity must exist in the fact's own (user, agent) scope."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return
+    marks = ", ".join("?" for _ in wanted)
+    cursor = await db.execute(f"SELECT id FROM entities WHERE scope_key = ? AND id IN ({marks})", (scope_key, *wanted))
+    found = {row[0] for row in await cursor.fetchall()}
+    missing = [entity_id for entity_id in wanted if entity_id not in found]
+    if missing:
+        raise DeltaValidationError(
+            f"the fact links to entities that do not exist in its (user, agent) scope: {missing}"
+        )
 
 
 async def get_fact(db: aiosqlite.Connection, fact_id: str) -> Fact | None:

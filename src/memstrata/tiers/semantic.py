@@ -27,11 +27,12 @@ from memstrata.models import (
     parse_delta,
 )
 from memstrata.models.conflict import ConflictDecision, ConflictThresholds, PurgeRecord
-from memstrata.models.fact import FactStatus, MemoryType
+from memstrata.models.fact import EntityLink, FactStatus, MemoryType
 from memstrata.models.search import SearchFilter, SearchHit
 from memstrata.scope import Scope
 from memstrata.search import Reranker, SearchEngine, SearchOptions
 from memstrata.store import Store
+from memstrata.tokens import TokenCounter, default_counter
 from memstrata.tracing import span
 
 log = logging.getLogger("memstrata.conflicts")
@@ -41,12 +42,35 @@ AfterWrite = Callable[[], Awaitable[object]]
 __all__ = ["SemanticTier"]
 
 
-def _fact_scope(scope: Scope) -> tuple[str, str]:
+def fact_scope(scope: Scope) -> tuple[str, str]:
     if not isinstance(scope, Scope):
         raise InvalidInputError("scope must be a Scope")
     if scope.agent is None:
         raise InvalidInputError("remember needs Scope(user=..., agent=...): a fact belongs to one agent's memory")
     return scope.user, scope.agent
+
+
+def link_of(item: EntityLink | tuple[str, str] | str) -> EntityLink:
+    """An entity link from ``EntityLink``, ``(entity_id, role)`` or a bare id (role "about")."""
+    if isinstance(item, EntityLink):
+        return item
+    if isinstance(item, str):
+        return EntityLink(entity_id=item)
+    if isinstance(item, tuple) and len(item) == 2:
+        return EntityLink.model_validate({"entity_id": item[0], "role": item[1]})
+    raise InvalidInputError(f"an entity link is (entity_id, role) or an entity id, got {item!r}")
+
+
+def fact_extras(
+    counter: TokenCounter, text: str, entities: Sequence[EntityLink | tuple[str, str] | str], summary: str | None
+) -> dict[str, Any]:
+    """Entity links (validated), summary and token counts of a fact about to be written."""
+    links = list(dict.fromkeys(link_of(item) for item in entities))
+    if summary is not None and not summary.strip():
+        summary = None
+    return {"entities": [link.model_dump() for link in links] or None, "summary": summary,
+            "token_count": counter.count(text),
+            "summary_token_count": counter.count(summary) if summary else None}  # fmt: skip
 
 
 def _check_text(text: str) -> str:
@@ -73,6 +97,7 @@ class SemanticTier:
         locale: str | LocalePack = "en",
         thresholds: ConflictThresholds | None = None,
         judge: ConflictJudge | None = None,
+        counter: TokenCounter | None = None,
     ) -> None:
         self._store = store
         self._after_write = after_write
@@ -81,6 +106,7 @@ class SemanticTier:
         self.locale = locale if isinstance(locale, LocalePack) else locale_pack(locale)
         self.thresholds = thresholds or ConflictThresholds()
         self.judge = judge
+        self.counter = counter or default_counter()
 
     # -- remember: the five-stage conflict pipeline ------------------------------------------
 
@@ -97,19 +123,30 @@ class SemanticTier:
         valid_from: datetime | None = None,
         source_episode_ids: Sequence[str] = (),
         confidence: float = 1.0,
+        entities: Sequence[EntityLink | tuple[str, str] | str] = (),
+        summary: str | None = None,
+        payload: dict[str, Any] | None = None,
+        rule_id: str = "remember",
     ) -> ConflictDecision:
         """Decide what a new statement does to memory (supersede, dedup, pending, admit) and apply it.
 
         One `ConflictDecision` row is logged per call (see `conflicts`); the facts change through
-        the same audited delta path as consolidation.
+        the same audited delta path as consolidation (``rule_id`` names the writer in the
+        provenance, ``payload`` is free-form data kept with the fact). ``entities`` links the new fact to graph
+        entities of the same scope: ``(entity_id, role)`` pairs (roles: about, by, for, mentions)
+        or bare ids (role "about"). A statement found to duplicate a held fact adds nothing, links
+        included: the held fact is immutable.
         """
-        user, agent = _fact_scope(scope)
+        user, agent = fact_scope(scope)
         text = _check_text(text)
         fields = {"memory_type": memory_type, "subject": subject, "predicate": predicate, "object": object,
-                  "tags": list(tags), "valid_from": valid_from}  # fmt: skip
+                  "tags": list(tags), "valid_from": valid_from, "payload": dict(payload) if payload else None,
+                  **fact_extras(self.counter, text, entities, summary)}  # fmt: skip
+        if not isinstance(rule_id, str) or not rule_id.strip():
+            raise InvalidInputError("rule_id must be a non-empty string")
         for attempt in (1, 2):
             try:
-                return await self._remember(user, agent, text, fields, list(source_episode_ids), confidence)
+                return await self._remember(user, agent, text, fields, list(source_episode_ids), confidence, rule_id)
             except FactConflictError:
                 if attempt == 2:
                     raise
@@ -129,6 +166,7 @@ class SemanticTier:
         fields: dict[str, Any],
         sources: list[str],
         confidence: float,
+        rule_id: str = "remember",
     ) -> ConflictDecision:
         embedder = self._engine.active
         if self._indexer is not None:
@@ -158,7 +196,7 @@ class SemanticTier:
             triple=triple,
         )
         now = utcnow()
-        provenance = {"source_episode_ids": sources, "promotion_ts": now, "rule_id": "remember",
+        provenance = {"source_episode_ids": sources, "promotion_ts": now, "rule_id": rule_id,
                       "confidence": confidence}  # fmt: skip
         payload = {"text": text, "user": user, "agent": agent, **{k: v for k, v in fields.items() if v is not None},
                    "status": "pending" if outcome.kind == "pending" else "active"}  # fmt: skip
@@ -185,14 +223,18 @@ class SemanticTier:
         return decision
 
     async def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
-        """Replace a current fact explicitly: the old one is closed, the new one cites it (SUPERSEDES)."""
+        """Replace a current fact explicitly: the old one is closed, the new one cites it (SUPERSEDES).
+
+        The new version keeps the old one's entity links unless ``entities=`` is given.
+        """
         old = await self.get(old_id)
         if old.superseded_at is not None:
             raise FactConflictError(f"fact {old_id!r} is {old.status}: only a current fact can be superseded")
         text = _check_text(text)
         now = utcnow()
+        extras = fact_extras(self.counter, text, fields.pop("entities", old.entities), fields.pop("summary", None))
         payload = {"text": text, "user": old.user, "agent": old.agent, "valid_from": now,
-                   **{k: v for k, v in fields.items() if v is not None}}  # fmt: skip
+                   **{k: v for k, v in {**fields, **extras}.items() if v is not None}}  # fmt: skip
         delta = UpdateDelta(replaces=[old_id], fact_payload=payload, source_episode_ids=[], promotion_ts=now,
                             rule_id="supersede", confidence=1.0)  # fmt: skip
         decision = ConflictDecision(
