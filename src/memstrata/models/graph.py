@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import AwareDatetime, Field, ValidationInfo, field_validator
 
 from memstrata.models.base import Model
 from memstrata.models.fact import EntityLink, Fact, MemoryType, Role
@@ -109,13 +109,13 @@ class BudgetConfig(Model):
     entity_profile: int = Field(default=DEFAULT_ENTITY_PROFILE_BUDGET, ge=0)
     graph: int = Field(default=DEFAULT_GRAPH_BUDGET, ge=0)
 
-    @model_validator(mode="after")
-    def _fits(self) -> BudgetConfig:
-        if self.entity_profile + self.graph > self.max_tokens:
-            raise ValueError(
-                f"entity_profile ({self.entity_profile}) + graph ({self.graph}) exceed max_tokens ({self.max_tokens})"
-            )
-        return self
+    @field_validator("graph")
+    @classmethod
+    def _fits(cls, graph: int, info: ValidationInfo) -> int:
+        total, profile = info.data.get("max_tokens"), info.data.get("entity_profile")
+        if total is not None and profile is not None and profile + graph > total:
+            raise ValueError(f"entity_profile ({profile}) + graph ({graph}) exceed max_tokens ({total})")
+        return graph
 
     @classmethod
     def for_total(cls, max_tokens: int) -> BudgetConfig:
