@@ -114,9 +114,10 @@ async def run(entities: int, edges: int, facts: int, samples: int, keep: Path | 
         stats = await mem.graph.stats(SCOPE)
         degrees = [len(await mem.graph.edges_from(i, limit=100_000)) + len(await mem.graph.edges_to(i, limit=100_000))
                    for i in random.Random(1).sample(ids, 200)]  # fmt: skip
+        median = statistics.median(degrees)
         print(f"graph: {stats.entities:,} entities, {stats.edges:,} edges ({edges - stored:,} drawn twice or"
               f" self-loops dropped), {stats.active_memories:,} facts; loaded in {seconds:.0f} s;"
-              f" degree of 200 random entities: median {statistics.median(degrees):.0f}, max {max(degrees)}")  # fmt: skip
+              f" degree of 200 random entities: median {median:.0f}, max {max(degrees)}")  # fmt: skip
         print()
         print("| operation | p50 | p95 | mean edges returned | note |")
         print("|---|---|---|---|---|")
