@@ -225,6 +225,13 @@ async def test_remember_links_facts_to_entities_with_roles(mem: Memory) -> None:
     assert remembered.salience == 0.5
     with pytest.raises(InvalidInputError):
         await mem.semantic.remember(ALEX, "Alice likes tea", entities=[(alice.id, "owner")])  # unknown role
+    with pytest.raises(InvalidInputError):
+        await mem.semantic.remember(ALEX, "Alice likes tea", memory_type="mood")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        RecallOptions(memory_type="mood")  # type: ignore[arg-type]
+    dated = await mem.semantic.remember(ALEX, "Alice ran a marathon", event_date=NOW, event_date_confidence="exact")
+    assert (dated.event_date, dated.event_date_confidence) == (NOW, "exact")
+    await mem.semantic.forget(dated.id)
     with pytest.raises(DeltaValidationError):
         await mem.semantic.remember(ALEX, "Alice likes tea", entities=["ghost"])
     other = await g.create_entity(Scope(user="bob", agent="a"), name="Zed", entity_type="person")

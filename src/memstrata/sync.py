@@ -30,7 +30,7 @@ from memstrata.models import (
     StoreHealth,
 )
 from memstrata.models.conflict import ConflictDecision, PurgeRecord
-from memstrata.models.fact import EntityLink, FactStatus, MemoryType
+from memstrata.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
 from memstrata.models.graph import (
     BudgetConfig,
     Direction,
@@ -183,12 +183,15 @@ class SyncSemanticTier:
         summary: str | None = None,
         payload: dict[str, Any] | None = None,
         rule_id: str = "remember",
+        event_date: datetime | None = None,
+        event_date_confidence: EventDateConfidence | None = None,
     ) -> ConflictDecision:
         return self._run(
             self._tier.remember_with_decision(
                 scope, text, memory_type=memory_type, subject=subject, predicate=predicate, object=object,
                 tags=tags, valid_from=valid_from, source_episode_ids=source_episode_ids, confidence=confidence,
-                entities=entities, summary=summary, payload=payload, rule_id=rule_id,
+                entities=entities, summary=summary, payload=payload, rule_id=rule_id, event_date=event_date,
+                event_date_confidence=event_date_confidence,
             )
         )  # fmt: skip
 

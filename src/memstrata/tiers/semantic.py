@@ -27,7 +27,7 @@ from memstrata.models import (
     parse_delta,
 )
 from memstrata.models.conflict import ConflictDecision, ConflictThresholds, PurgeRecord
-from memstrata.models.fact import EntityLink, FactStatus, MemoryType
+from memstrata.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
 from memstrata.models.search import SearchFilter, SearchHit
 from memstrata.scope import Scope
 from memstrata.search import Reranker, SearchEngine, SearchOptions
@@ -127,12 +127,15 @@ class SemanticTier:
         summary: str | None = None,
         payload: dict[str, Any] | None = None,
         rule_id: str = "remember",
+        event_date: datetime | None = None,
+        event_date_confidence: EventDateConfidence | None = None,
     ) -> ConflictDecision:
         """Decide what a new statement does to memory (supersede, dedup, pending, admit) and apply it.
 
         One `ConflictDecision` row is logged per call (see `conflicts`); the facts change through
         the same audited delta path as consolidation (``rule_id`` names the writer in the
-        provenance, ``payload`` is free-form data kept with the fact). ``entities`` links the new fact to graph
+        provenance, ``payload`` is free-form data kept with the fact; ``event_date`` is when the
+        described event happened, with how sure that date is). ``entities`` links the new fact to graph
         entities of the same scope: ``(entity_id, role)`` pairs (roles: about, by, for, mentions)
         or bare ids (role "about"). A statement found to duplicate a held fact adds nothing, links
         included: the held fact is immutable.
@@ -141,6 +144,7 @@ class SemanticTier:
         text = _check_text(text)
         fields = {"memory_type": memory_type, "subject": subject, "predicate": predicate, "object": object,
                   "tags": list(tags), "valid_from": valid_from, "payload": dict(payload) if payload else None,
+                  "event_date": event_date, "event_date_confidence": event_date_confidence,
                   **fact_extras(self.counter, text, entities, summary)}  # fmt: skip
         if not isinstance(rule_id, str) or not rule_id.strip():
             raise InvalidInputError("rule_id must be a non-empty string")
