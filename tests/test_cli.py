@@ -136,3 +136,20 @@ def test_remember_conflicts_forget_purge(db: list[str]) -> None:
     assert "forgot" in invoke("forget", new_id, *db)
     assert "purged 2 fact version(s)" in invoke("purge", new_id, "--reason", "erasure request", *db)
     assert "Lisbon" not in invoke("conflicts", "-u", "alex", *db)
+
+
+def test_graph_entities_relations_neighbors_context(db: list[str]) -> None:
+    who = ("-u", "alex", "-a", "a", *db)
+    assert "Alice (person)" in invoke("graph", "add", "Alice", "--type", "person", "--prop", "role=engineer", *who)
+    invoke("graph", "add", "Acme", "--type", "company", *who)
+    invoke("graph", "add", "Lyon", "--type", "city", *who)
+    assert "Alice WORKS_AT Acme" in invoke("graph", "relate", "alice", "WORKS_AT", "Acme", *who)
+    invoke("graph", "relate", "Acme", "LOCATED_IN", "Lyon", *who)
+    walk = invoke("graph", "neighbors", "Alice", "--depth", "2", *who).splitlines()
+    assert walk == ["0  Alice WORKS_AT Acme", "1  Acme LOCATED_IN Lyon"]
+    assert invoke("graph", "neighbors", "Alice", "--direction", "in", *who) == ""
+    context = invoke("graph", "context", "Alice", "--max-tokens", "500", *who)
+    assert "role: engineer" in context and "Alice WORKS_AT Acme" in context
+    assert json.loads(invoke("graph", "stats", *who))["edges"] == 2
+    failed = runner.invoke(app, ["graph", "add", "ALICE", "--type", "person", *who])
+    assert failed.exit_code == 2 and "EntityConflictError" in failed.output

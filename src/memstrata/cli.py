@@ -436,5 +436,10 @@ def rules_remove(rule_id: str, db: DbOption = None) -> None:
     console.print(f"rule {rule_id} removed")
 
 
+from memstrata.cli_graph import graph_app  # noqa: E402  # its commands reuse the helpers above
+
+app.add_typer(graph_app, name="graph")
+
+
 def main() -> None:
     app()
