@@ -225,9 +225,11 @@ class GraphMemory:
             raise InvalidInputError(f"depth must be an integer in 1..{MAX_DEPTH}, got {depth!r}")
         if not 1 <= limit <= 100_000:
             raise InvalidInputError("limit must be in 1..100000")
-        await self.get_entity(entity_id)
         wanted = _relation(relation) if relation is not None else None
-        return await self._store.neighbors(entity_id, wanted, direction, depth, limit)
+        edges = await self._store.neighbors(entity_id, wanted, direction, depth, limit)
+        if not edges:
+            await self.get_entity(entity_id)  # no edges: an isolated entity, or none at all
+        return edges
 
     async def edges_from(self, entity_id: str, *, limit: int = 1000) -> list[Edge]:
         """The edges leaving an entity, oldest first."""

@@ -57,6 +57,8 @@ _PRAGMAS = (
     "PRAGMA synchronous = NORMAL",
     # 64 MiB page cache: index inserts on a million-row table otherwise miss the default 2 MiB.
     "PRAGMA cache_size = -65536",
+    # Reads map the file instead of copying pages in: random lookups (graph walks, hits) cost a third.
+    "PRAGMA mmap_size = 2147418112",
     # LIKE is case-insensitive by default: 'Alice' would read 'alice''s rows.
     "PRAGMA case_sensitive_like = ON",
 )
