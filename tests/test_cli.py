@@ -106,6 +106,7 @@ def test_demo_runs_on_a_real_file(tmp_path: Path) -> None:
     path = tmp_path / "demo.db"
     out = invoke("demo", "--db", str(path))
     assert "superseded" in out and "Vila Nova de Gaia" in out and "Lisbon" in out
+    assert "Sam LIVES_IN Vila Nova de Gaia" in out and "Sam cooks risotto" in out
     assert path.exists()
     refused = runner.invoke(app, ["demo", "--db", str(path)])
     assert refused.exit_code == 2 and "--fresh" in refused.output

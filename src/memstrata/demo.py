@@ -157,6 +157,15 @@ def run_demo(url: str, console: Console | None = None) -> None:
             cosine = "" if d.cosine is None else f", cosine {d.cosine:.2f}"
             out.print(f"  {escape(statement)!r} → [bold]{d.kind}[/] ({d.stage}{cosine})\n      {escape(d.reason)}")
         out.print()
+        scope = Scope(user=USER, agent=AGENT)
+        sam = mem.graph.create_entity(scope, name="Sam", entity_type="person", properties={"diet": "vegetarian"})
+        gaia = mem.graph.create_entity(scope, name="Vila Nova de Gaia", entity_type="city")
+        mem.graph.relate(scope, source=sam.id, target=gaia.id, relation="LIVES_IN")
+        mem.semantic.remember(scope, "Sam cooks risotto every Sunday", memory_type="experience",
+                              entities=[(sam.id, "about")])  # fmt: skip
+        out.print("[bold]graph.context_for[/] — Sam's profile, relations and memories within 200 tokens:")
+        ctx = mem.graph.context_for(scope, entity="Sam", topic="cooking", max_tokens=200)
+        out.print(escape(ctx.format()), highlight=False)
         audit = mem.semantic.deltas(limit=1000)
         counts = {kind: sum(1 for r in audit if r.kind == kind) for kind in ("add", "update", "delete", "noop")}
         out.print(f"audit log: {len(audit)} deltas applied — {counts}")
