@@ -127,6 +127,12 @@ async def test_update_list_search_and_delete_entities(mem: Memory) -> None:
         await g.create_entity(ALEX, name="  ", entity_type="tool")
     with pytest.raises(InvalidInputError):
         await g.entities(ALEX, limit=0)
+    with pytest.raises(InvalidInputError):  # properties are stored as JSON
+        await g.create_entity(ALEX, name="Odd", entity_type="tool", properties={"when": object()})
+    with pytest.raises(InvalidInputError):
+        await g.relate(ALEX, source=made[0].id, target=made[1].id, relation="USES", properties={"x": {1, 2}})
+    renamed = await g.update_entity(made[0].id, name="  Tool   Zero ")
+    assert renamed.name == "Tool Zero" and (await g.entity(ALEX, "tool zero")).id == made[0].id
 
 
 async def test_relate_upserts_and_rejects_bad_edges(mem: Memory) -> None:

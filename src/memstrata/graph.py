@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from memstrata._time import utcnow
 from memstrata.errors import InvalidInputError, NotFoundError
 from memstrata.models import AddDelta, Fact
@@ -141,8 +143,9 @@ class GraphMemory:
     ) -> Entity:
         """Change an entity's name, type, properties (replaced whole) or owner; the rest stays."""
         current = await self.get_entity(entity_id)
-        changes = {"name": name, "entity_type": entity_type, "owner": owner,
-                   "properties": dict(properties) if properties is not None else None}  # fmt: skip
+        props = _json_object(properties) if properties is not None else None
+        changes = {"name": " ".join(name.split()) if isinstance(name, str) else name, "entity_type": entity_type,
+                   "owner": owner, "properties": props}  # fmt: skip
         data = {**current.model_dump(), **{k: v for k, v in changes.items() if v is not None}, "updated_at": utcnow()}
         updated = Entity.model_validate(data)
         await self._store.update_entity(updated)
@@ -195,7 +198,7 @@ class GraphMemory:
         user, agent = fact_scope(scope)
         now = utcnow()
         edges = [Edge(id=new_id(), user=user, agent=agent, source=source, target=target, relation=_relation(relation),
-                      properties=dict(properties or {}), created_at=now, updated_at=now)
+                      properties=_json_object(properties or {}), created_at=now, updated_at=now)
                  for source, target, relation, properties in items]  # fmt: skip
         return await self._store.relate(edges)
 
@@ -384,7 +387,18 @@ def _entity_fields(item: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(name, str) or not name.strip():
         raise InvalidInputError("an entity needs a non-empty name")
     return {"name": " ".join(name.split()), "entity_type": item.get("entity_type"),
-            "properties": dict(item.get("properties") or {}), "owner": item.get("owner")}  # fmt: skip
+            "properties": _json_object(item.get("properties") or {}), "owner": item.get("owner")}  # fmt: skip
+
+
+def _json_object(value: Mapping[str, Any]) -> dict[str, Any]:
+    """Properties are stored as JSON: refuse what JSON cannot hold before anything is written."""
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"properties must be a mapping, got {type(value).__name__}")
+    try:
+        orjson.dumps(value)
+    except TypeError as error:
+        raise InvalidInputError(f"properties must be JSON-serialisable: {error}") from None
+    return dict(value)
 
 
 def _relation(relation: str) -> str:
