@@ -237,9 +237,11 @@ async def neighbors(
     sql = (
         f"WITH RECURSIVE walk(node, depth) AS (SELECT :start, 0 UNION {recursive}),"
         " reached(node, depth) AS (SELECT node, MIN(depth) FROM walk GROUP BY node HAVING MIN(depth) < :depth),"
-        f" found(seq, depth) AS (SELECT seq, MIN(depth) FROM ({' UNION ALL '.join(ends)}) GROUP BY seq)"
-        f" SELECT {', '.join('x.' + c.strip() for c in EDGE_COLUMNS.split(','))}, found.depth FROM found"
-        " JOIN edges x ON x.seq = found.seq ORDER BY found.depth, x.seq LIMIT :limit"
+        f" found(seq, depth) AS (SELECT seq, MIN(depth) FROM ({' UNION ALL '.join(ends)}) GROUP BY seq),"
+        # Cut to the limit before reading whole rows: a walk past a hub finds thousands of edges.
+        " kept(seq, depth) AS (SELECT seq, depth FROM found ORDER BY depth, seq LIMIT :limit)"
+        f" SELECT {', '.join('x.' + c.strip() for c in EDGE_COLUMNS.split(','))}, kept.depth FROM kept"
+        " JOIN edges x ON x.seq = kept.seq ORDER BY kept.depth, kept.seq"
     )
     params = {"start": entity_id, "last": depth - 1, "depth": depth, "relation": relation, "limit": limit}
     cursor = await db.execute(sql, params)
