@@ -152,7 +152,7 @@ class SearchEngine:
         scored: list[tuple[float, Tier, int]] = []
         explain: dict[Tier, Explain] = {}
         for tier, found in zip(flt.tiers, gathered, strict=True):
-            tier_scored, explain[tier] = await self._tier(tier, found, qvecs, flt, opts, settled)
+            tier_scored, explain[tier] = await self._tier(tier, found, qvecs, opts, settled)
             scored += tier_scored
         scored.sort(key=lambda item: (-item[0], item[1], item[2]))  # ties: by tier, then oldest first
         best = scored[: max(k, opts.rerank_depth if reranker else k) * 2]
@@ -230,7 +230,6 @@ class SearchEngine:
         tier: Tier,
         found: _Gathered,
         qvecs: dict[str, tuple[int, Vector]],
-        flt: SearchFilter,
         opts: SearchOptions,
         settled: bool,
     ) -> tuple[list[tuple[float, Tier, int]], Explain]:

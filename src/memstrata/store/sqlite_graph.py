@@ -222,13 +222,15 @@ async def neighbors(
     (entity, distance) and the depth bound make cycles terminate), then every edge whose
     nearer end lies closer than ``depth`` is returned once, with that distance.
     """
-    steps = []
-    if direction in ("out", "both"):
-        steps.append("SELECT e.target_id, w.depth + 1 FROM walk w JOIN edges e ON e.source_id = w.node")
-    if direction in ("in", "both"):
-        steps.append("SELECT e.source_id, w.depth + 1 FROM walk w JOIN edges e ON e.target_id = w.node")
+    # One recursive SELECT (several need SQLite 3.34); SQLite serves the OR with both indexes.
+    step = {
+        "out": "SELECT e.target_id, w.depth + 1 FROM walk w JOIN edges e ON e.source_id = w.node",
+        "in": "SELECT e.source_id, w.depth + 1 FROM walk w JOIN edges e ON e.target_id = w.node",
+        "both": "SELECT CASE WHEN e.source_id = w.node THEN e.target_id ELSE e.source_id END, w.depth + 1"
+        " FROM walk w JOIN edges e ON (e.source_id = w.node OR e.target_id = w.node)",
+    }[direction]
     related = " AND e.relation = :relation" if relation is not None else ""
-    recursive = " UNION ".join(f"{step} WHERE w.depth < :last{related}" for step in steps)
+    recursive = f"{step} WHERE w.depth < :last{related}"
     ends = []
     if direction in ("out", "both"):
         ends.append(f"SELECT e.seq, r.depth FROM reached r JOIN edges e ON e.source_id = r.node{related}")
