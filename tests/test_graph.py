@@ -372,3 +372,18 @@ def test_schema_refuses_self_loops_and_dangling_edges_below_the_api(tmp_path: Pa
                     " created_at, updated_at) VALUES ('x', 'k', 'alex', 'a', ?, ?, 'R', '{}', 't', 't')",
                     (alice.id, target),
                 )
+
+
+async def test_rows_read_back_unchecked_equal_validated_models(mem: Memory) -> None:
+    """Entities and edges are rebuilt from rows without validation: they must be the models validation gives."""
+    g = mem.graph
+    alice = await g.create_entity(ALEX, name="Alice", entity_type="person", properties={"tags": ["a"], "n": 1})
+    acme = await g.create_entity(ALEX, name="Acme", entity_type="company")
+    await g.relate(ALEX, source=alice.id, target=acme.id, relation="WORKS_AT", properties={"since": 2020})
+    read = [await g.get_entity(alice.id), await g.entity(ALEX, "acme"), *await g.neighbors(alice.id),
+            *await g.edges_from(alice.id)]  # fmt: skip
+    for model in read:
+        assert set(model.__dict__) == set(type(model).model_fields)
+        assert type(model).model_validate(model.model_dump()) == model
+        assert model.model_dump_json() == type(model).model_validate_json(model.model_dump_json()).model_dump_json()
+    assert read[0] == alice and read[1] == acme

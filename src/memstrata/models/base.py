@@ -40,3 +40,18 @@ class Model(BaseModel):
             return handler(data)
         except ValidationError as error:
             raise cls.error_type(f"invalid {cls.__name__}: {describe(error)}") from None
+
+    @classmethod
+    def trusted(cls, values: dict[str, Any]) -> Self:
+        """A model from values this library validated when it wrote them (rows read back), unchecked.
+
+        Validation costs microseconds per model, which adds up when a read returns thousands
+        (a graph walk). ``values`` must hold every field, already of its type; tests pin that
+        the result equals the validated model.
+        """
+        model = cls.__new__(cls)
+        object.__setattr__(model, "__dict__", values)
+        object.__setattr__(model, "__pydantic_fields_set__", set(values))
+        object.__setattr__(model, "__pydantic_extra__", None)
+        object.__setattr__(model, "__pydantic_private__", None)
+        return model

@@ -16,7 +16,7 @@ from typing import Any
 import aiosqlite
 import orjson
 
-from memstrata._time import to_text, utcnow
+from memstrata._time import from_text, to_text, utcnow
 from memstrata.errors import EntityConflictError, InvalidInputError, NotFoundError
 from memstrata.models import AddDelta, DeltaRecord, Fact, FactPayload
 from memstrata.models.graph import Direction, Edge, Entity, GraphStats, RecallOptions
@@ -35,21 +35,23 @@ def name_key(name: str) -> str:
     return " ".join(name.split()).casefold()
 
 
-# Stored times are ISO 8601 with a Z: pydantic parses them (in Rust) faster than a Python round trip.
+# Rows were validated as models on their way in: they are read back unchecked (a walk returns thousands).
 
 
 def _entity(row: Sequence[Any]) -> Entity:
-    return Entity(
-        id=row[0], user=row[1], agent=row[2], name=row[3], entity_type=row[4], properties=orjson.loads(row[5]),
-        owner=row[6], created_at=row[7], updated_at=row[8],
-    )  # fmt: skip
+    return Entity.trusted({
+        "id": row[0], "user": row[1], "agent": row[2], "name": row[3], "entity_type": row[4],
+        "properties": orjson.loads(row[5]), "owner": row[6], "created_at": from_text(row[7]),
+        "updated_at": from_text(row[8]),
+    })  # fmt: skip
 
 
 def _edge(row: Sequence[Any], depth: int | None = None) -> Edge:
-    return Edge(
-        id=row[0], user=row[1], agent=row[2], source=row[3], target=row[4], relation=row[5],
-        properties=orjson.loads(row[6]), created_at=row[7], updated_at=row[8], depth=depth,
-    )  # fmt: skip
+    return Edge.trusted({
+        "id": row[0], "user": row[1], "agent": row[2], "source": row[3], "target": row[4], "relation": row[5],
+        "properties": orjson.loads(row[6]), "created_at": from_text(row[7]), "updated_at": from_text(row[8]),
+        "depth": depth,
+    })  # fmt: skip
 
 
 def _entity_values(entity: Entity, scope_key: str) -> tuple[Any, ...]:
