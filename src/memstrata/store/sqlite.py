@@ -23,7 +23,7 @@ from memstrata._time import from_text, to_text, utcnow
 from memstrata.conflicts import text_hash
 from memstrata.consolidation.classify import classify
 from memstrata.consolidation.filter import parse_filter
-from memstrata.errors import EpisodeConflictError, MemoryScopeError, NotFoundError, SchemaVersionError, StoreError
+from memstrata.errors import MemoryScopeError, NotFoundError, SchemaVersionError, StoreError
 from memstrata.models import (
     ConsolidationRule,
     ConsolidationRun,
@@ -39,12 +39,12 @@ from memstrata.models import (
 )
 from memstrata.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from memstrata.models.search import Positions, RecordKind, SearchFilter
-from memstrata.scope import episode_key, episode_pattern, key_range
+from memstrata.scope import episode_pattern, key_range
 from memstrata.store import sqlite_conflicts, sqlite_facts, sqlite_search
 from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import FilterCompiler
 from memstrata.store.migrations import check_plan
-from memstrata.store.rows import EPISODE_COLUMNS, dumps, episode_from_row
+from memstrata.store.rows import EPISODE_COLUMNS, check_same_episode, episode_from_row, episode_values
 from memstrata.store.sqlite_graph import SQLiteGraphStore
 
 __all__ = ["SQLiteMemoryStore"]
@@ -202,7 +202,7 @@ class SQLiteMemoryStore(SQLiteGraphStore):
     async def put_many(self, episodes: Sequence[Episode]) -> int:
         """Store episodes that carry their own scope, all or none; returns how many were new."""
         now = to_text(utcnow())
-        rows = [_episode_row(e, now) for e in episodes]
+        rows = [episode_values(e, now) for e in episodes]
         async with self._write() as db:
             start = (await _scalars(db, "SELECT COALESCE(MAX(seq), 0) FROM episodes"))[0]
             cursor = await db.executemany(_EPISODE_INSERT, rows)
@@ -514,35 +514,13 @@ async def _scalars(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] =
     return tuple(row)
 
 
-def _episode_row(episode: Episode, now: str) -> tuple[Any, ...]:
-    if episode.user is None or episode.session is None or episode.agent is None:
-        episode = episode.in_scope()  # raises MemoryScopeError naming the missing part
-    assert episode.user is not None and episode.session is not None and episode.agent is not None
-    return (
-        episode.id,
-        episode_key(episode.user, episode.session, episode.agent),
-        episode.user,
-        episode.session,
-        episode.agent,
-        episode.content,
-        to_text(episode.timestamp),
-        episode.source_node,
-        dumps(episode.metadata),
-        now,
-    )
-
-
 async def _check_duplicates(db: aiosqlite.Connection, episodes: Sequence[Episode]) -> None:
     """An id already stored must hold the very same episode; otherwise refuse the batch."""
     for episode in episodes:
         cursor = await db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode.id,))
         row = await cursor.fetchone()
-        if row is None:
-            continue
-        stored = episode_from_row(row)
-        keep = {"id", "content", "timestamp", "source_node", "user", "session", "agent", "metadata"}
-        if stored.model_dump(include=keep) != episode.model_dump(include=keep):
-            raise EpisodeConflictError(f"episode id {episode.id!r} is already stored with different content or scope")
+        if row is not None:
+            check_same_episode(episode_from_row(row), episode)
 
 
 async def _upsert_rule(db: aiosqlite.Connection, rule: ConsolidationRule, now: datetime) -> None:

