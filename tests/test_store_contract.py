@@ -81,7 +81,9 @@ async def test_bootstrap_is_idempotent(url: str) -> None:
     health = await second.health()
     latest = sqlite.SCHEMA_VERSION if url.startswith("sqlite:") else postgres.SCHEMA_VERSION
     assert (health.ok, health.fragment_count, health.schema_version) == (True, 1, latest)
-    assert health.size_bytes and health.size_bytes > 0
+    assert health.size_bytes and health.size_bytes > 0 and health.integrity is None
+    deep = await second.health(deep=True)
+    assert (deep.ok, deep.integrity) == (True, "ok")
     await first.close()
     await second.close()
 
@@ -201,6 +203,16 @@ async def test_put_many_is_all_or_nothing(store: AnyStore) -> None:
     assert await store.put_many(scoped[:2]) == 0  # already stored: nothing new
     with pytest.raises(MemoryScopeError):
         await store.put_many([ep("e9")])  # an episode without its scope
+
+
+async def test_a_refused_batch_is_a_typed_error_and_leaves_nothing(url: str, store: AnyStore) -> None:
+    batch = [e.in_scope("u", "s", "a") for e in (ep("ok"), ep("nul", "a \x00 byte"))]
+    if url.startswith("sqlite:"):
+        assert await store.put_many(batch) == 2  # SQLite text holds NUL
+        return
+    with pytest.raises(StoreError, match="refused"):
+        await store.put_many(batch)  # PostgreSQL text cannot: the whole batch is refused
+    assert await store.recent("u", limit=5) == []
 
 
 async def test_prefix_and_case_neighbours_stay_apart(store: AnyStore) -> None:

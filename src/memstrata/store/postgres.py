@@ -113,7 +113,9 @@ class PostgresMemoryStore:
             async with self._pool.connection() as db:
                 yield db
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as error:
-            raise StoreError(f"PostgreSQL: {error}") from error
+            raise StoreError(f"PostgreSQL is unreachable or went away: {error}") from error
+        except psycopg.Error as error:  # e.g. a NUL character, which PostgreSQL text cannot hold
+            raise StoreError(f"PostgreSQL refused the statement: {error}") from error
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[AsyncConnection[Any]]:
@@ -122,7 +124,8 @@ class PostgresMemoryStore:
             yield db
 
     async def health(self, *, deep: bool = False) -> StoreHealth:
-        """Counts and settings; ``deep=True`` also checks the episodes' indexes with amcheck when installed."""
+        """Counts and settings; ``deep=True`` also verifies the episode indexes against the table (amcheck)."""
+        integrity = await self._check_indexes() if deep else None
         async with self._read() as db:
             cursor = await db.execute(
                 "SELECT (SELECT COUNT(*) FROM episodes),"
@@ -132,8 +135,8 @@ class PostgresMemoryStore:
             row = await cursor.fetchone()
         assert row is not None
         return StoreHealth(
-            ok=True,
-            integrity="ok" if deep else None,
+            ok=integrity in (None, "ok"),
+            integrity=integrity,
             backend="postgresql",
             location=_redacted(self.url),
             schema_version=int(row[1]),
@@ -145,6 +148,26 @@ class PostgresMemoryStore:
             journal_mode=f"wal (synchronous_commit={row[3]})",
             size_bytes=int(row[2]),
         )
+
+    async def _check_indexes(self) -> str:
+        """ "ok", or what amcheck found; says so when the extension cannot be used here."""
+        async with self._read() as db:
+            cursor = await db.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'amcheck'")
+            available = await cursor.fetchone() is not None
+        if not available:
+            return "not checked: the amcheck extension is not available on this server"
+        try:
+            async with self._write() as db:
+                await db.execute("CREATE EXTENSION IF NOT EXISTS amcheck")
+                cursor = await db.execute(
+                    "SELECT i.indexrelid::regclass::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+                    " JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = 'episodes'::regclass AND a.amname = 'btree'"
+                )
+                for (index,) in await cursor.fetchall():
+                    await db.execute("SELECT bt_index_check(%s::regclass, true)", (index,))
+        except StoreError as error:
+            return f"failed: {error}"
+        return "ok"
 
     async def migrate(self, plan: MigrationPlan) -> None:
         """Apply an add-nullable-column plan atomically; re-applying the same plan is a no-op."""
