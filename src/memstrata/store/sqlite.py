@@ -40,7 +40,7 @@ from memstrata.models import (
 from memstrata.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from memstrata.models.search import Positions, RecordKind, SearchFilter
 from memstrata.scope import episode_pattern, key_range
-from memstrata.store import sqlite_conflicts, sqlite_facts, sqlite_search
+from memstrata.store import sql_facts, sqlite_conflicts, sqlite_search
 from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import FilterCompiler
 from memstrata.store.migrations import check_plan
@@ -280,7 +280,7 @@ class SQLiteMemoryStore(SQLiteGraphStore):
         now = utcnow()
         async with self._write() as db:
             deltas, scanned = await self._claim(db, rule, max_episodes, now)
-            records = [await sqlite_facts.apply_or_reject(db, d, now) for d in deltas]
+            records = [await sql_facts.apply_or_reject(db, d, now) for d in deltas]
             remaining = await _scalars(db, "SELECT checkpoint FROM rules WHERE id = ?", (rule.id,))
             backlog = await _scalars(db, "SELECT COUNT(*) FROM episodes WHERE seq > ?", (remaining[0],))
         return ConsolidationRun(
@@ -301,7 +301,7 @@ class SQLiteMemoryStore(SQLiteGraphStore):
         )
         episodes = [episode_from_row(row) for row in await cursor.fetchall()]
         deltas = classify(rule, episodes, now)
-        await sqlite_facts.record_emitted(db, deltas, now)
+        await sql_facts.record_emitted(db, deltas, now)
         scanned = (await _scalars(db, "SELECT COUNT(*) FROM episodes WHERE seq > ? AND seq <= ?", (checkpoint, end)))[0]
         await db.execute(
             "UPDATE rules SET checkpoint = ?, last_run_at = ?, runs = runs + 1 WHERE id = ?",
@@ -349,25 +349,25 @@ class SQLiteMemoryStore(SQLiteGraphStore):
         """Apply in order, in one transaction: if one fails, none is applied, unless ``reject_conflicts``
         records the failing ones as rejected and applies the rest."""
         now = utcnow()
-        apply = sqlite_facts.apply_or_reject if reject_conflicts else sqlite_facts.apply_delta
+        apply = sql_facts.apply_or_reject if reject_conflicts else sql_facts.apply_delta
         async with self._write() as db:
             return [await apply(db, d, now) for d in deltas]
 
     async def get_fact(self, fact_id: str) -> Fact | None:
         async with self._read() as db:
-            return await sqlite_facts.get_fact(db, fact_id)
+            return await sql_facts.get_fact(db, fact_id)
 
     async def facts(self, query: FactFilter) -> list[Fact]:
         async with self._read() as db:
-            return await sqlite_facts.query_facts(db, query, utcnow())
+            return await sql_facts.query_facts(db, query, utcnow())
 
     async def history(self, fact_id: str) -> list[Fact]:
         async with self._read() as db:
-            return await sqlite_facts.history(db, fact_id)
+            return await sql_facts.history(db, fact_id)
 
     async def lineage(self, fact_id: str) -> list[Lineage]:
         async with self._read() as db:
-            return await sqlite_facts.lineage(db, fact_id)
+            return await sql_facts.lineage(db, fact_id)
 
     # -- conflicts -----------------------------------------------------------------------------
 
@@ -407,7 +407,7 @@ class SQLiteMemoryStore(SQLiteGraphStore):
         self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100
     ) -> list[DeltaRecord]:
         async with self._read() as db:
-            return await sqlite_facts.delta_log(db, rule_id=rule_id, pending=pending, limit=limit)
+            return await sql_facts.delta_log(db, rule_id=rule_id, pending=pending, limit=limit)
 
     # -- search --------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from memstrata.errors import FactConflictError, NotFoundError
 from memstrata.models import DeltaRecord, Fact, MemoryDelta, NoopDelta
 from memstrata.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from memstrata.scope import fact_key, fact_pattern, key_range
-from memstrata.store import sqlite_facts, sqlite_search
+from memstrata.store import sql_facts, sqlite_search
 from memstrata.store.rows import FACT_COLUMNS, dumps, fact_from_row
 from memstrata.store.sqlite_search import Matrix
 
@@ -68,7 +68,7 @@ async def remember(
             )
             provenance = {"delta_id", "source_episode_ids", "promotion_ts", "rule_id", "confidence"}
             delta = NoopDelta(**delta.model_dump(include=provenance))
-    record = await sqlite_facts.apply_delta(db, delta, now)
+    record = await sql_facts.apply_delta(db, delta, now)
     if record.fact_id is not None:
         decision = decision.model_copy(update={"fact_id": record.fact_id})
         cursor = await db.execute("SELECT seq FROM facts WHERE id = ?", (record.fact_id,))
@@ -144,7 +144,7 @@ async def resolve_pending(
     if verdict.kind in ("supersede", "dedup"):
         if verdict.target_id is None:
             raise FactConflictError(f"a {verdict.kind} verdict must name the fact it concerns")
-        target = await sqlite_facts.get_fact(db, verdict.target_id)
+        target = await sql_facts.get_fact(db, verdict.target_id)
         if target is None or target.superseded_at is not None or target.id == pending.id:
             raise FactConflictError(f"verdict target {verdict.target_id!r} is not another current fact")
         if (target.user, target.agent) != (pending.user, pending.agent):
@@ -152,11 +152,11 @@ async def resolve_pending(
         matched = [target.id]
     fact_id = pending.id
     if verdict.kind == "supersede":
-        await sqlite_facts.close_facts(db, matched, status="superseded", world_end=pending.valid_from, now=now)
+        await sql_facts.close_facts(db, matched, status="superseded", world_end=pending.valid_from, now=now)
         await db.execute("INSERT INTO lineage (new_id, old_id, relation, at) VALUES (?, ?, 'SUPERSEDES', ?)",
                          (pending.id, matched[0], to_text(now)))  # fmt: skip
     if verdict.kind == "dedup":
-        await sqlite_facts.close_facts(db, [pending.id], status="forgotten", world_end=pending.valid_from, now=now)
+        await sql_facts.close_facts(db, [pending.id], status="forgotten", world_end=pending.valid_from, now=now)
         fact_id = matched[0]
     else:
         await db.execute("UPDATE facts SET status = 'active' WHERE id = ?", (pending.id,))
@@ -170,7 +170,7 @@ async def resolve_pending(
 
 async def purge(db: aiosqlite.Connection, fact_id: str, reason: str, now: datetime) -> PurgeRecord:
     """Remove a fact and every version of its supersede chain for good; redact their audit rows."""
-    chain = await sqlite_facts.history(db, fact_id)
+    chain = await sql_facts.history(db, fact_id)
     if not chain:
         raise NotFoundError(f"no fact with id {fact_id!r}")
     ids = [fact.id for fact in chain]

@@ -23,7 +23,7 @@ from memstrata.models.graph import Direction, Edge, Entity, GraphStats, RecallOp
 from memstrata.scope import fact_key
 from memstrata.search import query as q
 from memstrata.store.rows import FACT_COLUMNS, dumps, fact_from_row
-from memstrata.store.sqlite_facts import apply_delta
+from memstrata.store.sql_facts import apply_delta
 
 ENTITY_COLUMNS = "id, user_id, agent_id, name, entity_type, properties, owner, created_at, updated_at"
 EDGE_COLUMNS = "id, user_id, agent_id, source_id, target_id, relation, properties, created_at, updated_at"

@@ -1,15 +1,14 @@
-"""The fact side of the SQLite store: applying deltas and bi-temporal reads.
+"""The fact side of the SQL stores (SQLite and PostgreSQL): applying deltas and bi-temporal reads.
 
 Every function here runs on a connection the caller holds inside a transaction, so a
-failure anywhere rolls the whole delta (or batch) back.
+failure anywhere rolls the whole delta (or batch) back. The SQL is shared: ``?``
+placeholders and statements both databases accept (see `memstrata.store.sql`).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
-
-import aiosqlite
 
 from memstrata._time import from_text, to_text
 from memstrata.errors import DeltaValidationError, FactConflictError, InvalidInputError, NotFoundError
@@ -38,11 +37,12 @@ from memstrata.store.rows import (
     fact_values,
     lineage_from_row,
 )
+from memstrata.store.sql import Connection, json_array_has
 
 _Scope = tuple[str, str]
 
 
-async def record_emitted(db: aiosqlite.Connection, deltas: list[MemoryDelta], now: datetime) -> None:
+async def record_emitted(db: Connection, deltas: list[MemoryDelta], now: datetime) -> None:
     """Write consolidation output to the delta log before anyone applies it (the outbox)."""
     rows = [(d.delta_id, d.kind, d.rule_id, d.model_dump_json(), to_text(now)) for d in deltas]
     await db.executemany(
@@ -50,7 +50,7 @@ async def record_emitted(db: aiosqlite.Connection, deltas: list[MemoryDelta], no
     )
 
 
-async def apply_delta(db: aiosqlite.Connection, delta: MemoryDelta, now: datetime) -> DeltaRecord:
+async def apply_delta(db: Connection, delta: MemoryDelta, now: datetime) -> DeltaRecord:
     """Apply one delta; applying a delta id that was applied before changes nothing."""
     existing = await _log_row(db, delta.delta_id)
     if existing is not None and existing.applied_at is not None:
@@ -71,7 +71,7 @@ async def apply_delta(db: aiosqlite.Connection, delta: MemoryDelta, now: datetim
     return await _log_applied(db, delta, existing, fact_id, closed, now)
 
 
-async def apply_or_reject(db: aiosqlite.Connection, delta: MemoryDelta, now: datetime) -> DeltaRecord:
+async def apply_or_reject(db: Connection, delta: MemoryDelta, now: datetime) -> DeltaRecord:
     """Apply a delta; if it conflicts or is invalid, undo just it and record why (the run goes on)."""
     await db.execute("SAVEPOINT delta")
     try:
@@ -92,14 +92,14 @@ async def apply_or_reject(db: aiosqlite.Connection, delta: MemoryDelta, now: dat
     return record
 
 
-async def _log_row(db: aiosqlite.Connection, delta_id: str) -> DeltaRecord | None:
+async def _log_row(db: Connection, delta_id: str) -> DeltaRecord | None:
     cursor = await db.execute(f"SELECT {DELTA_COLUMNS} FROM delta_log WHERE delta_id = ?", (delta_id,))
     row = await cursor.fetchone()
     return None if row is None else delta_record_from_row(row)
 
 
 async def _log_applied(
-    db: aiosqlite.Connection,
+    db: Connection,
     delta: MemoryDelta,
     existing: DeltaRecord | None,
     fact_id: str | None,
@@ -124,7 +124,7 @@ def _payload(delta: AddDelta | UpdateDelta) -> FactPayload:
         raise DeltaValidationError(f"delta {delta.delta_id}: fact_payload is invalid: {error}") from None
 
 
-async def _episode_scope(db: aiosqlite.Connection, episode_ids: list[str]) -> _Scope | None:
+async def _episode_scope(db: Connection, episode_ids: list[str]) -> _Scope | None:
     if not episode_ids:
         return None
     marks = ", ".join("?" for _ in episode_ids)
@@ -137,7 +137,7 @@ async def _episode_scope(db: aiosqlite.Connection, episode_ids: list[str]) -> _S
     return scopes[0] if scopes else None
 
 
-async def _payload_scope(db: aiosqlite.Connection, delta: AddDelta | UpdateDelta) -> _Scope:
+async def _payload_scope(db: Connection, delta: AddDelta | UpdateDelta) -> _Scope:
     payload = _payload(delta)
     from_episodes = await _episode_scope(db, delta.source_episode_ids)
     if payload.user is not None and payload.agent is not None:
@@ -153,7 +153,7 @@ async def _payload_scope(db: aiosqlite.Connection, delta: AddDelta | UpdateDelta
     return from_episodes
 
 
-async def _latest_source_time(db: aiosqlite.Connection, delta: MemoryDelta) -> datetime:
+async def _latest_source_time(db: Connection, delta: MemoryDelta) -> datetime:
     ids = delta.source_episode_ids
     if ids:
         marks = ", ".join("?" for _ in ids)
@@ -164,7 +164,7 @@ async def _latest_source_time(db: aiosqlite.Connection, delta: MemoryDelta) -> d
     return delta.promotion_ts
 
 
-async def _resolve(db: aiosqlite.Connection, refs: list[str], scope: _Scope | None) -> list[str]:
+async def _resolve(db: Connection, refs: list[str], scope: _Scope | None) -> list[str]:
     """Each entry of `replaces` (fact id, or episode id via provenance) to exactly one active fact."""
     resolved: list[str] = []
     for ref in refs:
@@ -189,9 +189,7 @@ async def _resolve(db: aiosqlite.Connection, refs: list[str], scope: _Scope | No
     return resolved
 
 
-async def close_facts(
-    db: aiosqlite.Connection, ids: list[str], *, status: str, world_end: datetime, now: datetime
-) -> None:
+async def close_facts(db: Connection, ids: list[str], *, status: str, world_end: datetime, now: datetime) -> None:
     end = to_text(world_end)
     for fact_id in ids:
         await db.execute(
@@ -203,7 +201,7 @@ async def close_facts(
 
 
 async def _insert_fact(
-    db: aiosqlite.Connection,
+    db: Connection,
     delta: AddDelta | UpdateDelta,
     scope: _Scope,
     now: datetime,
@@ -237,7 +235,7 @@ async def _insert_fact(
         [(link.entity_id, fact.id, link.role) for link in fact.entities],
     )
     await db.executemany(
-        "INSERT OR IGNORE INTO fact_sources (episode_id, fact_id) VALUES (?, ?)",
+        "INSERT INTO fact_sources (episode_id, fact_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
         [(episode_id, fact.id) for episode_id in delta.source_episode_ids],
     )
     await db.executemany(
@@ -247,7 +245,7 @@ async def _insert_fact(
     return fact.id
 
 
-async def _check_entities(db: aiosqlite.Connection, scope_key: str, ids: list[str]) -> None:
+async def _check_entities(db: Connection, scope_key: str, ids: list[str]) -> None:
     """Every linked entity must exist in the fact's own (user, agent) scope."""
     wanted = sorted(set(ids))
     if not wanted:
@@ -262,13 +260,13 @@ async def _check_entities(db: aiosqlite.Connection, scope_key: str, ids: list[st
         )
 
 
-async def get_fact(db: aiosqlite.Connection, fact_id: str) -> Fact | None:
+async def get_fact(db: Connection, fact_id: str) -> Fact | None:
     cursor = await db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,))
     row = await cursor.fetchone()
     return None if row is None else fact_from_row(row)
 
 
-async def query_facts(db: aiosqlite.Connection, query: FactFilter, now: datetime) -> list[Fact]:
+async def query_facts(db: Connection, query: FactFilter, now: datetime) -> list[Fact]:
     """Facts of a scope under the filter's time travel (see `FactFilter`)."""
     pattern = fact_pattern(query.user, query.agent)
     low, high = key_range(pattern)
@@ -288,7 +286,7 @@ async def query_facts(db: aiosqlite.Connection, query: FactFilter, now: datetime
             where.append(f"{column} = ?")
             params.append(value)
     if query.channel is not None:
-        where.append("EXISTS (SELECT 1 FROM json_each(channels) WHERE value = ?)")
+        where.append(json_array_has(db, "channels"))
         params.append(query.channel)
     sql = f"SELECT {FACT_SELECT} FROM facts WHERE {' AND '.join(where)} ORDER BY recorded_at DESC, seq DESC LIMIT ?"
     cursor = await db.execute(sql, (*params, query.limit))
@@ -296,7 +294,7 @@ async def query_facts(db: aiosqlite.Connection, query: FactFilter, now: datetime
     return [fact_from_row(row, replay) for row in await cursor.fetchall()]
 
 
-async def history(db: aiosqlite.Connection, fact_id: str) -> list[Fact]:
+async def history(db: Connection, fact_id: str) -> list[Fact]:
     """The whole SUPERSEDES chain through a fact, oldest first."""
     if await get_fact(db, fact_id) is None:
         raise NotFoundError(f"no fact with id {fact_id!r}")
@@ -310,7 +308,7 @@ async def history(db: aiosqlite.Connection, fact_id: str) -> list[Fact]:
     return [fact_from_row(row) for row in await cursor.fetchall()]
 
 
-async def lineage(db: aiosqlite.Connection, fact_id: str) -> list[Lineage]:
+async def lineage(db: Connection, fact_id: str) -> list[Lineage]:
     cursor = await db.execute(
         "SELECT new_id, old_id, relation, at FROM lineage WHERE new_id = ? OR old_id = ? ORDER BY at",
         (fact_id, fact_id),
@@ -318,7 +316,7 @@ async def lineage(db: aiosqlite.Connection, fact_id: str) -> list[Lineage]:
     return [lineage_from_row(row) for row in await cursor.fetchall()]
 
 
-async def delta_log(db: aiosqlite.Connection, *, rule_id: str | None, pending: bool, limit: int) -> list[DeltaRecord]:
+async def delta_log(db: Connection, *, rule_id: str | None, pending: bool, limit: int) -> list[DeltaRecord]:
     where = ["1 = 1"]
     params: list[object] = []
     if rule_id is not None:

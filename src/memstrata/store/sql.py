@@ -1,0 +1,63 @@
+"""What the SQL shared by the SQLite and PostgreSQL stores needs from a connection.
+
+The shared modules (`sql_facts`) are written once, with ``?`` placeholders and SQL both
+databases accept. aiosqlite connections fit as they are; `PgConnection` adapts a psycopg
+connection: placeholders become ``%s`` and ``executemany`` runs on a cursor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection, AsyncCursor
+
+__all__ = ["Connection", "Cursor", "PgConnection", "json_array_has"]
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+    async def fetchone(self) -> Any: ...
+    async def fetchall(self) -> Any: ...
+
+
+class Connection(Protocol):
+    async def execute(self, sql: str, parameters: Sequence[Any] = ...) -> Any: ...
+    async def executemany(self, sql: str, parameters: Iterable[Sequence[Any]]) -> Any: ...
+
+
+@lru_cache(maxsize=512)
+def _pyformat(sql: str) -> str:
+    """``?`` placeholders to psycopg's ``%s`` (the shared SQL holds no other ``?`` and no literal ``%``)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class PgConnection:
+    """A psycopg connection speaking the shared SQL's dialect of the DB-API."""
+
+    is_postgres = True
+
+    def __init__(self, connection: AsyncConnection[Any]) -> None:
+        self._connection = connection
+
+    async def execute(self, sql: str, parameters: Sequence[Any] = ()) -> AsyncCursor[Any]:
+        cursor = self._connection.cursor()
+        await cursor.execute(_pyformat(sql), tuple(parameters))
+        return cursor
+
+    async def executemany(self, sql: str, parameters: Iterable[Sequence[Any]]) -> AsyncCursor[Any]:
+        cursor = self._connection.cursor()
+        rows = [tuple(row) for row in parameters]
+        if rows:
+            await cursor.executemany(_pyformat(sql), rows)
+        return cursor
+
+
+def json_array_has(db: Any, column: str) -> str:
+    """A condition: the JSON array in ``column`` holds the value of the next ``?``."""
+    if getattr(db, "is_postgres", False):
+        return f"EXISTS (SELECT 1 FROM jsonb_array_elements_text({column}::jsonb) AS j(value) WHERE j.value = ?)"
+    return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value = ?)"
