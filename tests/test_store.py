@@ -58,9 +58,9 @@ CRASHER = textwrap.dedent(
     """
     import asyncio, os, sys
     from memstrata import ConsolidationRule, SQLiteMemoryStore
-    from memstrata.store import sqlite_facts
+    from memstrata.store import sql_facts
 
-    real = sqlite_facts.apply_delta
+    real = sql_facts.apply_delta
     count = 0
 
     async def slow_apply(db, delta, now):
@@ -72,7 +72,7 @@ CRASHER = textwrap.dedent(
             await asyncio.sleep(60)  # killed here, mid-transaction
         return result
 
-    sqlite_facts.apply_delta = slow_apply
+    sql_facts.apply_delta = slow_apply
 
     async def main():
         store = SQLiteMemoryStore(sys.argv[1])
