@@ -1,4 +1,4 @@
-"""PostgreSQL backend (psycopg 3, async, connection pool): the episodic store so far.
+"""PostgreSQL backend (psycopg 3, async, connection pool): episodes and facts so far.
 
 Many processes on many machines may write at once: every write is one transaction, ids are
 unique in the table (a batch that repeats a stored id with other content is refused whole),
@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata._time import to_text, utcnow
 from memstrata.errors import ConfigurationError, MemoryScopeError, SchemaVersionError, StoreError
-from memstrata.models import Episode, MigrationPlan, StoreHealth
+from memstrata.models import DeltaRecord, Episode, Fact, FactFilter, Lineage, MemoryDelta, MigrationPlan, StoreHealth
 from memstrata.scope import episode_pattern, key_range
+from memstrata.store import sql_facts
 from memstrata.store.base import RecentOrder
 from memstrata.store.migrations import check_plan
 from memstrata.store.rows import EPISODE_COLUMNS, check_same_episode, episode_from_row, episode_values
+from memstrata.store.sql import PgConnection
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresMemoryStore"]
 
-SCHEMA_FILES = ((1, "001_base.sql"),)
+SCHEMA_FILES = ((1, "001_base.sql"), (2, "002_facts.sql"))
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _SCHEMA_LOCK = 0x6D656D73  # advisory lock id ("mems"): one bootstrap applies a schema upgrade at a time
 _EPISODE_INSERT = (
@@ -130,7 +132,9 @@ class PostgresMemoryStore:
             cursor = await db.execute(
                 "SELECT (SELECT COUNT(*) FROM episodes),"
                 " (SELECT MAX(version) FROM schema_version WHERE kind = 'base'),"
-                " pg_database_size(current_database()), current_setting('synchronous_commit')"
+                " pg_database_size(current_database()), current_setting('synchronous_commit'),"
+                " (SELECT COUNT(*) FROM facts), (SELECT COUNT(*) FROM facts WHERE superseded_at IS NULL),"
+                " (SELECT COUNT(*) FROM delta_log WHERE applied_at IS NULL AND rejected_at IS NULL)"
             )
             row = await cursor.fetchone()
         assert row is not None
@@ -141,9 +145,9 @@ class PostgresMemoryStore:
             location=_redacted(self.url),
             schema_version=int(row[1]),
             fragment_count=int(row[0]),
-            fact_count=0,
-            active_fact_count=0,
-            pending_delta_count=0,
+            fact_count=int(row[4]),
+            active_fact_count=int(row[5]),
+            pending_delta_count=int(row[6]),
             rule_count=0,
             journal_mode=f"wal (synchronous_commit={row[3]})",
             size_bytes=int(row[2]),
@@ -255,6 +259,41 @@ class PostgresMemoryStore:
                 "UPDATE episodes SET access_count = access_count + 1, last_accessed_at = %s WHERE id = ANY(%s)",
                 (to_text(utcnow()), list(episode_ids)),
             )
+
+    # -- facts ---------------------------------------------------------------------------------
+
+    async def apply_delta(self, delta: MemoryDelta) -> DeltaRecord:
+        return (await self.apply_deltas([delta]))[0]
+
+    async def apply_deltas(self, deltas: Sequence[MemoryDelta], *, reject_conflicts: bool = False) -> list[DeltaRecord]:
+        """Apply in order, in one transaction: if one fails, none is applied, unless ``reject_conflicts``
+        records the failing ones as rejected and applies the rest."""
+        now = utcnow()
+        apply = sql_facts.apply_or_reject if reject_conflicts else sql_facts.apply_delta
+        async with self._write() as db:
+            return [await apply(PgConnection(db), d, now) for d in deltas]
+
+    async def get_fact(self, fact_id: str) -> Fact | None:
+        async with self._read() as db:
+            return await sql_facts.get_fact(PgConnection(db), fact_id)
+
+    async def facts(self, query: FactFilter) -> list[Fact]:
+        async with self._read() as db:
+            return await sql_facts.query_facts(PgConnection(db), query, utcnow())
+
+    async def history(self, fact_id: str) -> list[Fact]:
+        async with self._read() as db:
+            return await sql_facts.history(PgConnection(db), fact_id)
+
+    async def lineage(self, fact_id: str) -> list[Lineage]:
+        async with self._read() as db:
+            return await sql_facts.lineage(PgConnection(db), fact_id)
+
+    async def delta_log(
+        self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100
+    ) -> list[DeltaRecord]:
+        async with self._read() as db:
+            return await sql_facts.delta_log(PgConnection(db), rule_id=rule_id, pending=pending, limit=limit)
 
 
 async def _check_duplicates(db: AsyncConnection[Any], episodes: Sequence[Episode]) -> None:
