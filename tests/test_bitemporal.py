@@ -1,4 +1,4 @@
-"""Property: as_of(t) returns exactly what memory held at t, for any sequence of changes."""
+"""Property: as_of(t) returns exactly what memory held at t, for any sequence of changes, on both backends."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstrata import AddDelta, DeleteDelta, Memory, MemoryConfig, UpdateDelta
 from memstrata.store import SQLiteMemoryStore
+from memstrata.store.postgres import PostgresMemoryStore
 
 OPS = st.lists(st.tuples(st.sampled_from(["add", "update", "delete"]), st.integers(0, 4)), min_size=1, max_size=12)
 
@@ -19,10 +21,17 @@ def prov() -> dict[str, Any]:
     return {"source_episode_ids": [], "promotion_ts": datetime.now(UTC), "rule_id": "p", "confidence": 1.0}
 
 
-async def replay(ops: list[tuple[str, int]]) -> None:
-    store = SQLiteMemoryStore(":memory:")
+async def replay(url: str | None, ops: list[tuple[str, int]]) -> None:
+    """``url``: a PostgreSQL database (emptied first), or None for a fresh in-memory SQLite."""
+    store: SQLiteMemoryStore | PostgresMemoryStore = SQLiteMemoryStore(":memory:") if url is None else (
+        PostgresMemoryStore(url))  # fmt: skip
     await store.bootstrap()
-    mem = Memory(store, config=MemoryConfig(url="sqlite:///:memory:"))
+    if url is not None:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute("TRUNCATE facts, fact_sources, lineage, delta_log")
+    mem = Memory(store, config=MemoryConfig(url="sqlite:///:memory:", embedder="none"))  # type: ignore[arg-type]
     snapshots: list[tuple[datetime, set[str], dict[str, str]]] = []
     written = 0
     try:
@@ -54,7 +63,13 @@ async def replay(ops: list[tuple[str, int]]) -> None:
         await mem.close()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(OPS)
-def test_as_of_replays_every_past_state(ops: list[tuple[str, int]]) -> None:
-    asyncio.run(replay(ops))
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_as_of_replays_every_past_state(backend: str, request: pytest.FixtureRequest) -> None:
+    url = None if backend == "sqlite" else str(request.getfixturevalue("postgres_url"))
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(OPS)
+    def check(ops: list[tuple[str, int]]) -> None:
+        asyncio.run(replay(url, ops))
+
+    check()
