@@ -12,17 +12,14 @@ import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
-from memstrata._time import from_text, to_text, utcnow
+from memstrata._time import to_text, utcnow
 from memstrata.conflicts import text_hash
-from memstrata.consolidation.classify import classify
-from memstrata.consolidation.filter import parse_filter
 from memstrata.errors import MemoryScopeError, NotFoundError, SchemaVersionError, StoreError
 from memstrata.models import (
     ConsolidationRule,
@@ -40,7 +37,7 @@ from memstrata.models import (
 from memstrata.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from memstrata.models.search import Positions, RecordKind, SearchFilter
 from memstrata.scope import episode_pattern, key_range
-from memstrata.store import sql_facts, sqlite_conflicts, sqlite_search
+from memstrata.store import sql_facts, sql_rules, sqlite_conflicts, sqlite_search
 from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import FilterCompiler
 from memstrata.store.migrations import check_plan
@@ -269,7 +266,7 @@ class SQLiteMemoryStore(SQLiteGraphStore):
     async def consolidate(self, rule: ConsolidationRule, *, max_episodes: int = 50_000) -> list[MemoryDelta]:
         """Claim the rule's new episodes and return their deltas (also kept, unapplied, in the delta log)."""
         async with self._write() as db:
-            deltas, _ = await self._claim(db, rule, max_episodes, utcnow())
+            deltas, _ = await sql_rules.claim(db, rule, max_episodes, utcnow(), FilterCompiler())
         return deltas
 
     async def consolidate_and_apply(self, rule: ConsolidationRule, *, max_episodes: int = 50_000) -> ConsolidationRun:
@@ -279,40 +276,17 @@ class SQLiteMemoryStore(SQLiteGraphStore):
         """
         now = utcnow()
         async with self._write() as db:
-            deltas, scanned = await self._claim(db, rule, max_episodes, now)
+            deltas, scanned = await sql_rules.claim(db, rule, max_episodes, now, FilterCompiler())
             records = [await sql_facts.apply_or_reject(db, d, now) for d in deltas]
-            remaining = await _scalars(db, "SELECT checkpoint FROM rules WHERE id = ?", (rule.id,))
-            backlog = await _scalars(db, "SELECT COUNT(*) FROM episodes WHERE seq > ?", (remaining[0],))
+            remaining = await sql_rules.backlog(db, rule.id)
         return ConsolidationRun(
-            rule_id=rule.id, ran_at=now, episodes_scanned=scanned, deltas=records, remaining=backlog[0]
+            rule_id=rule.id, ran_at=now, episodes_scanned=scanned, deltas=records, remaining=remaining
         )
-
-    async def _claim(
-        self, db: aiosqlite.Connection, rule: ConsolidationRule, max_episodes: int, now: datetime
-    ) -> tuple[list[MemoryDelta], int]:
-        await _upsert_rule(db, rule, now)
-        checkpoint = (await _scalars(db, "SELECT checkpoint FROM rules WHERE id = ?", (rule.id,)))[0]
-        end = await _window_end(db, checkpoint, max_episodes)
-        condition, params = FilterCompiler().compile(parse_filter(rule.when_filter))
-        cursor = await db.execute(
-            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE seq > ? AND seq <= ? AND ({condition})"
-            " ORDER BY timestamp, seq",
-            (checkpoint, end, *params),
-        )
-        episodes = [episode_from_row(row) for row in await cursor.fetchall()]
-        deltas = classify(rule, episodes, now)
-        await sql_facts.record_emitted(db, deltas, now)
-        scanned = (await _scalars(db, "SELECT COUNT(*) FROM episodes WHERE seq > ? AND seq <= ?", (checkpoint, end)))[0]
-        await db.execute(
-            "UPDATE rules SET checkpoint = ?, last_run_at = ?, runs = runs + 1 WHERE id = ?",
-            (end, to_text(now), rule.id),
-        )
-        return deltas, scanned
 
     async def save_rule(self, rule: ConsolidationRule) -> RuleState:
         """Register (or redefine) a rule; its progress is kept across redefinitions."""
         async with self._write() as db:
-            await _upsert_rule(db, rule, utcnow())
+            await sql_rules.upsert_rule(db, rule, utcnow())
         return next(s for s in await self.rule_states() if s.rule.id == rule.id)
 
     async def remove_rule(self, rule_id: str) -> None:
@@ -323,22 +297,7 @@ class SQLiteMemoryStore(SQLiteGraphStore):
 
     async def rule_states(self) -> list[RuleState]:
         async with self._read() as db:
-            cursor = await db.execute(
-                "SELECT body, registered_at, last_run_at, checkpoint, runs,"
-                " (SELECT COUNT(*) FROM episodes e WHERE e.seq > r.checkpoint) FROM rules r ORDER BY id"
-            )
-            rows = await cursor.fetchall()
-        return [
-            RuleState(
-                rule=ConsolidationRule.model_validate_json(row[0]),
-                registered_at=from_text(row[1]),
-                last_run_at=None if row[2] is None else from_text(row[2]),
-                checkpoint=row[3],
-                runs=row[4],
-                episodes_since=row[5],
-            )
-            for row in rows
-        ]
+            return await sql_rules.rule_states(db)
 
     # -- facts -------------------------------------------------------------------------------
 
@@ -521,21 +480,3 @@ async def _check_duplicates(db: aiosqlite.Connection, episodes: Sequence[Episode
         row = await cursor.fetchone()
         if row is not None:
             check_same_episode(episode_from_row(row), episode)
-
-
-async def _upsert_rule(db: aiosqlite.Connection, rule: ConsolidationRule, now: datetime) -> None:
-    await db.execute(
-        "INSERT INTO rules (id, body, registered_at) VALUES (?, ?, ?)"
-        " ON CONFLICT(id) DO UPDATE SET body = excluded.body",
-        (rule.id, rule.model_dump_json(), to_text(now)),
-    )
-
-
-async def _window_end(db: aiosqlite.Connection, checkpoint: int, max_episodes: int) -> int:
-    cursor = await db.execute(
-        "SELECT seq FROM episodes WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?", (checkpoint, max_episodes - 1)
-    )
-    row = await cursor.fetchone()
-    if row is not None:
-        return int(row[0])
-    return int((await _scalars(db, "SELECT COALESCE(MAX(seq), ?) FROM episodes", (checkpoint,)))[0])
