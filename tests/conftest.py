@@ -67,3 +67,35 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
     finally:
         with psycopg.connect(postgres_server, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def mem_on_both(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Memory]:
+    """A `Memory` on SQLite, then on PostgreSQL, embedder off: for the tests of the store contract."""
+    from memstrata import MemoryConfig
+    from memstrata.store.postgres import PostgresMemoryStore
+
+    config = MemoryConfig(embedder="none")
+    if request.param == "sqlite":
+        opened = await Memory.open(f"sqlite:///{tmp_path / 'contract.db'}", config=config)
+    else:
+        store = PostgresMemoryStore(request.getfixturevalue("postgres_url"))
+        await store.bootstrap()
+        opened = Memory(store, config)  # type: ignore[arg-type]  # the parts of Store PostgreSQL has so far
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store_on_both(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """A bootstrapped SQLite (in memory) or PostgreSQL store, for the tests of the store contract."""
+    from memstrata.store.postgres import PostgresMemoryStore
+
+    opened: Any = (
+        SQLiteMemoryStore(":memory:")
+        if request.param == "sqlite"
+        else PostgresMemoryStore(request.getfixturevalue("postgres_url"))
+    )
+    await opened.bootstrap()
+    yield opened
+    await opened.close()

@@ -1,4 +1,7 @@
-"""Consolidation: claims, the outbox, atomic runs, cadences and persisted rule state."""
+"""Consolidation: claims, the outbox, atomic runs, cadences and persisted rule state.
+
+Part of the store contract: the tests on ``mem`` run on SQLite and on PostgreSQL.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,11 @@ from conftest import ep
 from memstrata import ConsolidationRule, FactConflictError, Memory, MemoryConfig, NotFoundError
 
 NIGHTLY = ConsolidationRule(id="nightly", when_filter="metadata.intent != 'noop'")
+
+
+@pytest.fixture
+def mem(mem_on_both: Memory) -> Memory:
+    return mem_on_both
 
 
 async def put(mem: Memory, *episodes: object, user: str = "alice") -> None:

@@ -1,15 +1,12 @@
 """The fact side: apply_delta's four paths, resolution of `replaces`, atomicity, time travel.
 
-Part of the store contract: every test runs on SQLite and on PostgreSQL (a `Memory` over
-`PostgresMemoryStore`, with the embedder off: these tests read and write facts only).
+Part of the store contract: every test runs on SQLite and on PostgreSQL (``mem_on_both``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,12 +18,10 @@ from memstrata import (
     DeltaValidationError,
     FactConflictError,
     Memory,
-    MemoryConfig,
     NoopDelta,
     NotFoundError,
     UpdateDelta,
 )
-from memstrata.store.postgres import PostgresMemoryStore
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 
@@ -45,17 +40,9 @@ async def snapshot(mem: Memory) -> tuple[Any, ...]:
     return health.fact_count, health.active_fact_count, len(log)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def mem(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Memory]:
-    config = MemoryConfig(embedder="none")
-    if request.param == "sqlite":
-        opened = await Memory.open(f"sqlite:///{tmp_path / 'facts.db'}", config=config)
-    else:
-        store = PostgresMemoryStore(request.getfixturevalue("postgres_url"))
-        await store.bootstrap()
-        opened = Memory(store, config)  # type: ignore[arg-type]  # the facts and episodes part of Store
-    yield opened
-    await opened.close()
+@pytest.fixture
+def mem(mem_on_both: Memory) -> Memory:
+    return mem_on_both
 
 
 @pytest.fixture

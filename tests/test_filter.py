@@ -65,7 +65,8 @@ async def _ids(store: SQLiteMemoryStore, when: str) -> set[str]:
 
 
 @pytest.fixture
-async def filled(store: SQLiteMemoryStore) -> SQLiteMemoryStore:
+async def filled(store_on_both: SQLiteMemoryStore) -> SQLiteMemoryStore:
+    store = store_on_both
     rows = [
         ("a", "alice", {"intent": "noop"}),
         ("b", "alice", {"n": 5, "tag": "x"}),

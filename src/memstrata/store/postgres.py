@@ -1,4 +1,4 @@
-"""PostgreSQL backend (psycopg 3, async, connection pool): episodes and facts so far.
+"""PostgreSQL backend (psycopg 3, async, connection pool): episodes, facts and consolidation so far.
 
 Many processes on many machines may write at once: every write is one transaction, ids are
 unique in the table (a batch that repeats a stored id with other content is refused whole),
@@ -17,11 +17,24 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from memstrata._time import to_text, utcnow
-from memstrata.errors import ConfigurationError, MemoryScopeError, SchemaVersionError, StoreError
-from memstrata.models import DeltaRecord, Episode, Fact, FactFilter, Lineage, MemoryDelta, MigrationPlan, StoreHealth
+from memstrata.errors import ConfigurationError, MemoryScopeError, NotFoundError, SchemaVersionError, StoreError
+from memstrata.models import (
+    ConsolidationRule,
+    ConsolidationRun,
+    DeltaRecord,
+    Episode,
+    Fact,
+    FactFilter,
+    Lineage,
+    MemoryDelta,
+    MigrationPlan,
+    RuleState,
+    StoreHealth,
+)
 from memstrata.scope import episode_pattern, key_range
-from memstrata.store import sql_facts
+from memstrata.store import sql_facts, sql_rules
 from memstrata.store.base import RecentOrder
+from memstrata.store.filter_sql import PostgresFilterCompiler
 from memstrata.store.migrations import check_plan
 from memstrata.store.rows import EPISODE_COLUMNS, check_same_episode, episode_from_row, episode_values
 from memstrata.store.sql import PgConnection
@@ -32,9 +45,12 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresMemoryStore"]
 
-SCHEMA_FILES = ((1, "001_base.sql"), (2, "002_facts.sql"))
+SCHEMA_FILES = ((1, "001_base.sql"), (2, "002_facts.sql"), (3, "003_rules.sql"))
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _SCHEMA_LOCK = 0x6D656D73  # advisory lock id ("mems"): one bootstrap applies a schema upgrade at a time
+# Episode writers hold this lock shared, a consolidation claim holds it exclusively: a claim never moves
+# a rule's checkpoint past an episode whose transaction has not committed yet (seqs commit out of order).
+_CLAIM_LOCK = 0x6D656D74
 _EPISODE_INSERT = (
     "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node, metadata,"
     " recorded_at) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
@@ -134,7 +150,8 @@ class PostgresMemoryStore:
                 " (SELECT MAX(version) FROM schema_version WHERE kind = 'base'),"
                 " pg_database_size(current_database()), current_setting('synchronous_commit'),"
                 " (SELECT COUNT(*) FROM facts), (SELECT COUNT(*) FROM facts WHERE superseded_at IS NULL),"
-                " (SELECT COUNT(*) FROM delta_log WHERE applied_at IS NULL AND rejected_at IS NULL)"
+                " (SELECT COUNT(*) FROM delta_log WHERE applied_at IS NULL AND rejected_at IS NULL),"
+                " (SELECT COUNT(*) FROM rules)"
             )
             row = await cursor.fetchone()
         assert row is not None
@@ -148,7 +165,7 @@ class PostgresMemoryStore:
             fact_count=int(row[4]),
             active_fact_count=int(row[5]),
             pending_delta_count=int(row[6]),
-            rule_count=0,
+            rule_count=int(row[7]),
             journal_mode=f"wal (synchronous_commit={row[3]})",
             size_bytes=int(row[2]),
         )
@@ -207,6 +224,7 @@ class PostgresMemoryStore:
             return 0
         columns = [list(column) for column in zip(*rows, strict=True)]
         async with self._write() as db:
+            await db.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_CLAIM_LOCK,))
             cursor = await db.execute(_EPISODE_INSERT, columns)
             inserted = len(await cursor.fetchall())
             if inserted < len(rows):
@@ -259,6 +277,48 @@ class PostgresMemoryStore:
                 "UPDATE episodes SET access_count = access_count + 1, last_accessed_at = %s WHERE id = ANY(%s)",
                 (to_text(utcnow()), list(episode_ids)),
             )
+
+    # -- consolidation -------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _claiming(self) -> AsyncIterator[PgConnection]:
+        """A write transaction that no episode insert overlaps (see ``_CLAIM_LOCK``)."""
+        async with self._write() as db:
+            await db.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
+            yield PgConnection(db)
+
+    async def consolidate(self, rule: ConsolidationRule, *, max_episodes: int = 50_000) -> list[MemoryDelta]:
+        """Claim the rule's new episodes and return their deltas (also kept, unapplied, in the delta log)."""
+        async with self._claiming() as db:
+            deltas, _ = await sql_rules.claim(db, rule, max_episodes, utcnow(), PostgresFilterCompiler())
+        return deltas
+
+    async def consolidate_and_apply(self, rule: ConsolidationRule, *, max_episodes: int = 50_000) -> ConsolidationRun:
+        """Claim, classify and apply in one transaction: a crash leaves the whole batch or none of it."""
+        now = utcnow()
+        async with self._claiming() as db:
+            deltas, scanned = await sql_rules.claim(db, rule, max_episodes, now, PostgresFilterCompiler())
+            records = [await sql_facts.apply_or_reject(db, d, now) for d in deltas]
+            remaining = await sql_rules.backlog(db, rule.id)
+        return ConsolidationRun(
+            rule_id=rule.id, ran_at=now, episodes_scanned=scanned, deltas=records, remaining=remaining
+        )
+
+    async def save_rule(self, rule: ConsolidationRule) -> RuleState:
+        """Register (or redefine) a rule; its progress is kept across redefinitions."""
+        async with self._write() as db:
+            await sql_rules.upsert_rule(PgConnection(db), rule, utcnow())
+        return next(s for s in await self.rule_states() if s.rule.id == rule.id)
+
+    async def remove_rule(self, rule_id: str) -> None:
+        async with self._write() as db:
+            cursor = await db.execute("DELETE FROM rules WHERE id = %s", (rule_id,))
+            if cursor.rowcount == 0:
+                raise NotFoundError(f"no consolidation rule with id {rule_id!r}")
+
+    async def rule_states(self) -> list[RuleState]:
+        async with self._read() as db:
+            return await sql_rules.rule_states(PgConnection(db))
 
     # -- facts ---------------------------------------------------------------------------------
 
