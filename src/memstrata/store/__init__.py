@@ -29,7 +29,7 @@ async def open_store(url: str) -> Store:
         return store
     if url.startswith(("postgresql://", "postgres://")):
         raise ConfigurationError(
-            "Memory needs the whole store, and the PostgreSQL backend covers episodes only so far"
-            " (memstrata.store.postgres.PostgresMemoryStore); use a sqlite:/// URL"
+            "Memory needs the whole store, and the PostgreSQL backend covers episodes, facts and consolidation"
+            " so far (memstrata.store.postgres.PostgresMemoryStore); use a sqlite:/// URL"
         )
     raise ConfigurationError(f"unsupported memory URL {url!r}: use sqlite:///path/to/file.db")
