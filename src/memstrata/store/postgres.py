@@ -17,7 +17,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from memstrata._time import to_text, utcnow
-from memstrata.errors import ConfigurationError, MemoryScopeError, NotFoundError, SchemaVersionError, StoreError
+from memstrata.errors import ConfigurationError, SchemaVersionError, StoreError
 from memstrata.models import (
     ConsolidationRule,
     ConsolidationRun,
@@ -31,12 +31,10 @@ from memstrata.models import (
     RuleState,
     StoreHealth,
 )
-from memstrata.scope import episode_pattern, key_range
-from memstrata.store import sql_facts, sql_rules
+from memstrata.store import sql_episodes, sql_facts, sql_rules
 from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import PostgresFilterCompiler
-from memstrata.store.migrations import check_plan
-from memstrata.store.rows import EPISODE_COLUMNS, check_same_episode, episode_from_row, episode_values
+from memstrata.store.rows import episode_values
 from memstrata.store.sql import PgConnection
 
 if TYPE_CHECKING:
@@ -194,21 +192,7 @@ class PostgresMemoryStore:
         """Apply an add-nullable-column plan atomically; re-applying the same plan is a no-op."""
         async with self._write() as db:
             await db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            cursor = await db.execute(
-                "SELECT body FROM schema_version WHERE kind = 'plan' AND version = %s", (plan.version,)
-            )
-            row = await cursor.fetchone()
-            cursor = await db.execute("SELECT COALESCE(MAX(version), 1) FROM schema_version WHERE kind = 'plan'")
-            latest = (await cursor.fetchone() or (1,))[0]
-            statements = check_plan(plan, applied_body=None if row is None else row[0], latest=latest)
-            for statement in statements:
-                await db.execute(statement)  # built from allow-listed parts only (check_plan)
-            if statements:
-                await db.execute(
-                    "INSERT INTO schema_version (kind, version, description, body, applied_at)"
-                    " VALUES ('plan', %s, %s, %s, %s)",
-                    (plan.version, plan.description, plan.model_dump_json(), to_text(utcnow())),
-                )
+            await sql_episodes.migrate(PgConnection(db), plan, utcnow())
 
     # -- episodes ----------------------------------------------------------------------------
 
@@ -228,7 +212,7 @@ class PostgresMemoryStore:
             cursor = await db.execute(_EPISODE_INSERT, columns)
             inserted = len(await cursor.fetchall())
             if inserted < len(rows):
-                await _check_duplicates(db, episodes)
+                await sql_episodes.check_duplicates(PgConnection(db), episodes)
             sources = sorted({(row[1], row[7]) for row in rows if row[7]})
             if sources:
                 await db.execute(
@@ -240,9 +224,7 @@ class PostgresMemoryStore:
 
     async def get_episode(self, episode_id: str) -> Episode | None:
         async with self._read() as db:
-            cursor = await db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = %s", (episode_id,))
-            row = await cursor.fetchone()
-        return None if row is None else episode_from_row(row)
+            return await sql_episodes.get_episode(PgConnection(db), episode_id)
 
     async def recent(
         self,
@@ -254,29 +236,14 @@ class PostgresMemoryStore:
         order: RecentOrder = "timestamp",
     ) -> list[Episode]:
         """Newest first; omitted session/agent widen the read (see `memstrata.scope`)."""
-        if limit < 1:
-            raise MemoryScopeError(f"limit must be >= 1, got {limit}")
-        pattern = episode_pattern(user, session, agent)
-        low, high = key_range(pattern)
-        sort = "timestamp DESC, seq DESC" if order == "timestamp" else "COALESCE(last_accessed_at, timestamp) DESC"
-        sql = (
-            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key >= %s AND scope_key < %s"
-            f" AND scope_key LIKE %s ESCAPE '\\' ORDER BY {sort} LIMIT %s"
-        )
         async with self._read() as db:
-            cursor = await db.execute(sql, (low, high, pattern, limit))
-            rows = await cursor.fetchall()
-        return [episode_from_row(row) for row in rows]
+            return await sql_episodes.recent(PgConnection(db), user, session, agent, limit, order)
 
     async def touch_episodes(self, episode_ids: Sequence[str]) -> None:
         """Count one access to each episode, now."""
-        if not episode_ids:
-            return
-        async with self._write() as db:
-            await db.execute(
-                "UPDATE episodes SET access_count = access_count + 1, last_accessed_at = %s WHERE id = ANY(%s)",
-                (to_text(utcnow()), list(episode_ids)),
-            )
+        if episode_ids:
+            async with self._write() as db:
+                await sql_episodes.touch(PgConnection(db), episode_ids, utcnow())
 
     # -- consolidation -------------------------------------------------------------------------
 
@@ -295,14 +262,8 @@ class PostgresMemoryStore:
 
     async def consolidate_and_apply(self, rule: ConsolidationRule, *, max_episodes: int = 50_000) -> ConsolidationRun:
         """Claim, classify and apply in one transaction: a crash leaves the whole batch or none of it."""
-        now = utcnow()
         async with self._claiming() as db:
-            deltas, scanned = await sql_rules.claim(db, rule, max_episodes, now, PostgresFilterCompiler())
-            records = [await sql_facts.apply_or_reject(db, d, now) for d in deltas]
-            remaining = await sql_rules.backlog(db, rule.id)
-        return ConsolidationRun(
-            rule_id=rule.id, ran_at=now, episodes_scanned=scanned, deltas=records, remaining=remaining
-        )
+            return await sql_rules.run(db, rule, max_episodes, utcnow(), PostgresFilterCompiler())
 
     async def save_rule(self, rule: ConsolidationRule) -> RuleState:
         """Register (or redefine) a rule; its progress is kept across redefinitions."""
@@ -312,9 +273,7 @@ class PostgresMemoryStore:
 
     async def remove_rule(self, rule_id: str) -> None:
         async with self._write() as db:
-            cursor = await db.execute("DELETE FROM rules WHERE id = %s", (rule_id,))
-            if cursor.rowcount == 0:
-                raise NotFoundError(f"no consolidation rule with id {rule_id!r}")
+            await sql_rules.remove(PgConnection(db), rule_id)
 
     async def rule_states(self) -> list[RuleState]:
         async with self._read() as db:
@@ -354,15 +313,6 @@ class PostgresMemoryStore:
     ) -> list[DeltaRecord]:
         async with self._read() as db:
             return await sql_facts.delta_log(PgConnection(db), rule_id=rule_id, pending=pending, limit=limit)
-
-
-async def _check_duplicates(db: AsyncConnection[Any], episodes: Sequence[Episode]) -> None:
-    """An id already stored must hold the very same episode; otherwise the whole batch is refused."""
-    cursor = await db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ANY(%s)", ([e.id for e in episodes],))
-    stored = {row[0]: episode_from_row(row) for row in await cursor.fetchall()}
-    for episode in episodes:
-        if episode.id in stored:
-            check_same_episode(stored[episode.id], episode)
 
 
 def _redacted(url: str) -> str:

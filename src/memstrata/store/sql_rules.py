@@ -12,13 +12,14 @@ from typing import Any
 from memstrata._time import from_text, to_text
 from memstrata.consolidation.classify import classify
 from memstrata.consolidation.filter import parse_filter
-from memstrata.models import ConsolidationRule, MemoryDelta, RuleState
+from memstrata.errors import NotFoundError
+from memstrata.models import ConsolidationRule, ConsolidationRun, MemoryDelta, RuleState
 from memstrata.store import sql_facts
 from memstrata.store.filter_sql import FilterCompiler
 from memstrata.store.rows import EPISODE_COLUMNS, episode_from_row
 from memstrata.store.sql import Connection
 
-__all__ = ["claim", "rule_states", "scalars", "upsert_rule"]
+__all__ = ["backlog", "claim", "remove", "rule_states", "run", "scalars", "upsert_rule"]
 
 
 async def scalars(db: Connection, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...]:
@@ -68,6 +69,23 @@ async def claim(
         "UPDATE rules SET checkpoint = ?, last_run_at = ?, runs = runs + 1 WHERE id = ?", (end, to_text(now), rule.id)
     )
     return deltas, int(scanned)
+
+
+async def run(
+    db: Connection, rule: ConsolidationRule, max_episodes: int, now: datetime, compiler: FilterCompiler
+) -> ConsolidationRun:
+    """Claim, classify and apply in the caller's transaction; a delta that cannot apply is undone
+    alone and recorded as rejected, and the others land."""
+    deltas, scanned = await claim(db, rule, max_episodes, now, compiler)
+    records = [await sql_facts.apply_or_reject(db, d, now) for d in deltas]
+    remaining = await backlog(db, rule.id)
+    return ConsolidationRun(rule_id=rule.id, ran_at=now, episodes_scanned=scanned, deltas=records, remaining=remaining)
+
+
+async def remove(db: Connection, rule_id: str) -> None:
+    cursor = await db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
+    if cursor.rowcount == 0:
+        raise NotFoundError(f"no consolidation rule with id {rule_id!r}")
 
 
 async def backlog(db: Connection, rule_id: str) -> int:

@@ -20,7 +20,7 @@ import aiosqlite
 
 from memstrata._time import to_text, utcnow
 from memstrata.conflicts import text_hash
-from memstrata.errors import MemoryScopeError, NotFoundError, SchemaVersionError, StoreError
+from memstrata.errors import SchemaVersionError, StoreError
 from memstrata.models import (
     ConsolidationRule,
     ConsolidationRun,
@@ -36,12 +36,10 @@ from memstrata.models import (
 )
 from memstrata.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from memstrata.models.search import Positions, RecordKind, SearchFilter
-from memstrata.scope import episode_pattern, key_range
-from memstrata.store import sql_facts, sql_rules, sqlite_conflicts, sqlite_search
+from memstrata.store import sql_episodes, sql_facts, sql_rules, sqlite_conflicts, sqlite_search
 from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import FilterCompiler
-from memstrata.store.migrations import check_plan
-from memstrata.store.rows import EPISODE_COLUMNS, check_same_episode, episode_from_row, episode_values
+from memstrata.store.rows import episode_values
 from memstrata.store.sqlite_graph import SQLiteGraphStore
 
 __all__ = ["SQLiteMemoryStore"]
@@ -175,20 +173,7 @@ class SQLiteMemoryStore(SQLiteGraphStore):
     async def migrate(self, plan: MigrationPlan) -> None:
         """Apply an add-nullable-column plan atomically; re-applying the same plan is a no-op."""
         async with self._write() as db:
-            cursor = await db.execute(
-                "SELECT body FROM schema_version WHERE kind = 'plan' AND version = ?", (plan.version,)
-            )
-            row = await cursor.fetchone()
-            latest = await _scalars(db, "SELECT COALESCE(MAX(version), 1) FROM schema_version WHERE kind = 'plan'")
-            statements = check_plan(plan, applied_body=None if row is None else row[0], latest=latest[0])
-            for statement in statements:
-                await db.execute(statement)
-            if statements:
-                await db.execute(
-                    "INSERT INTO schema_version (kind, version, description, body, applied_at)"
-                    " VALUES ('plan', ?, ?, ?, ?)",
-                    (plan.version, plan.description, plan.model_dump_json(), to_text(utcnow())),
-                )
+            await sql_episodes.migrate(db, plan, utcnow())
 
     # -- episodes ----------------------------------------------------------------------------
 
@@ -209,7 +194,7 @@ class SQLiteMemoryStore(SQLiteGraphStore):
             )
             inserted = cursor.rowcount  # rows this statement inserted (ids already stored are skipped)
             if inserted < len(rows):
-                await _check_duplicates(db, episodes)
+                await sql_episodes.check_duplicates(db, episodes)
             sources = {(row[1], row[7]) for row in rows if row[7]}
             if sources:
                 await db.executemany(
@@ -219,9 +204,7 @@ class SQLiteMemoryStore(SQLiteGraphStore):
 
     async def get_episode(self, episode_id: str) -> Episode | None:
         async with self._read() as db:
-            cursor = await db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode_id,))
-            row = await cursor.fetchone()
-        return None if row is None else episode_from_row(row)
+            return await sql_episodes.get_episode(db, episode_id)
 
     async def recent(
         self,
@@ -236,30 +219,14 @@ class SQLiteMemoryStore(SQLiteGraphStore):
 
         ``order="accessed"`` sorts by last access (creation if never read) instead.
         """
-        if limit < 1:
-            raise MemoryScopeError(f"limit must be >= 1, got {limit}")
-        pattern = episode_pattern(user, session, agent)
-        low, high = key_range(pattern)
-        sort = "timestamp DESC, seq DESC" if order == "timestamp" else "COALESCE(last_accessed_at, timestamp) DESC"
-        sql = (
-            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key >= ? AND scope_key < ?"
-            f" AND scope_key LIKE ? ESCAPE '\\' ORDER BY {sort} LIMIT ?"
-        )
         async with self._read() as db:
-            cursor = await db.execute(sql, (low, high, pattern, limit))
-            rows = await cursor.fetchall()
-        return [episode_from_row(row) for row in rows]
+            return await sql_episodes.recent(db, user, session, agent, limit, order)
 
     async def touch_episodes(self, episode_ids: Sequence[str]) -> None:
         """Count one access to each episode, now."""
-        if not episode_ids:
-            return
-        marks = ", ".join("?" for _ in episode_ids)
-        async with self._write() as db:
-            await db.execute(
-                f"UPDATE episodes SET access_count = access_count + 1, last_accessed_at = ? WHERE id IN ({marks})",
-                (to_text(utcnow()), *episode_ids),
-            )
+        if episode_ids:
+            async with self._write() as db:
+                await sql_episodes.touch(db, episode_ids, utcnow())
 
     # -- consolidation -----------------------------------------------------------------------
 
@@ -274,14 +241,8 @@ class SQLiteMemoryStore(SQLiteGraphStore):
 
         A delta that cannot apply is undone alone and recorded as rejected; the others land.
         """
-        now = utcnow()
         async with self._write() as db:
-            deltas, scanned = await sql_rules.claim(db, rule, max_episodes, now, FilterCompiler())
-            records = [await sql_facts.apply_or_reject(db, d, now) for d in deltas]
-            remaining = await sql_rules.backlog(db, rule.id)
-        return ConsolidationRun(
-            rule_id=rule.id, ran_at=now, episodes_scanned=scanned, deltas=records, remaining=remaining
-        )
+            return await sql_rules.run(db, rule, max_episodes, utcnow(), FilterCompiler())
 
     async def save_rule(self, rule: ConsolidationRule) -> RuleState:
         """Register (or redefine) a rule; its progress is kept across redefinitions."""
@@ -291,9 +252,7 @@ class SQLiteMemoryStore(SQLiteGraphStore):
 
     async def remove_rule(self, rule_id: str) -> None:
         async with self._write() as db:
-            cursor = await db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
-            if cursor.rowcount == 0:
-                raise NotFoundError(f"no consolidation rule with id {rule_id!r}")
+            await sql_rules.remove(db, rule_id)
 
     async def rule_states(self) -> list[RuleState]:
         async with self._read() as db:
@@ -471,12 +430,3 @@ async def _scalars(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] =
     row = await cursor.fetchone()
     assert row is not None
     return tuple(row)
-
-
-async def _check_duplicates(db: aiosqlite.Connection, episodes: Sequence[Episode]) -> None:
-    """An id already stored must hold the very same episode; otherwise refuse the batch."""
-    for episode in episodes:
-        cursor = await db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode.id,))
-        row = await cursor.fetchone()
-        if row is not None:
-            check_same_episode(episode_from_row(row), episode)

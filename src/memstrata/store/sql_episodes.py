@@ -1,0 +1,85 @@
+"""Episodes and schema plans on the SQL stores: the reads and writes both backends share.
+
+``?`` placeholders (see `memstrata.store.sql`); each function runs on the caller's connection,
+writes inside the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from memstrata._time import to_text
+from memstrata.errors import MemoryScopeError
+from memstrata.models import Episode, MigrationPlan
+from memstrata.scope import episode_pattern, key_range
+from memstrata.store.base import RecentOrder
+from memstrata.store.migrations import check_plan
+from memstrata.store.rows import EPISODE_COLUMNS, check_same_episode, episode_from_row
+from memstrata.store.sql import Connection
+
+__all__ = ["check_duplicates", "get_episode", "migrate", "recent", "touch"]
+
+
+async def get_episode(db: Connection, episode_id: str) -> Episode | None:
+    cursor = await db.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode_id,))
+    row = await cursor.fetchone()
+    return None if row is None else episode_from_row(row)
+
+
+async def recent(
+    db: Connection, user: str, session: str | None, agent: str | None, limit: int, order: RecentOrder
+) -> list[Episode]:
+    """Newest first; omitted session/agent widen the read (an index range plus an escaped LIKE)."""
+    if limit < 1:
+        raise MemoryScopeError(f"limit must be >= 1, got {limit}")
+    pattern = episode_pattern(user, session, agent)
+    low, high = key_range(pattern)
+    sort = "timestamp DESC, seq DESC" if order == "timestamp" else "COALESCE(last_accessed_at, timestamp) DESC"
+    cursor = await db.execute(
+        f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key >= ? AND scope_key < ?"
+        f" AND scope_key LIKE ? ESCAPE '\\' ORDER BY {sort} LIMIT ?",
+        (low, high, pattern, limit),
+    )
+    return [episode_from_row(row) for row in await cursor.fetchall()]
+
+
+async def touch(db: Connection, episode_ids: Sequence[str], now: datetime) -> None:
+    """Count one access to each episode."""
+    if episode_ids:
+        marks = ", ".join("?" for _ in episode_ids)
+        await db.execute(
+            f"UPDATE episodes SET access_count = access_count + 1, last_accessed_at = ? WHERE id IN ({marks})",
+            (to_text(now), *episode_ids),
+        )
+
+
+async def check_duplicates(db: Connection, episodes: Sequence[Episode]) -> None:
+    """An id already stored must hold the very same episode; otherwise the whole batch is refused."""
+    ids = list(dict.fromkeys(e.id for e in episodes))
+    stored: dict[str, Episode] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        cursor = await db.execute(
+            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN ({', '.join('?' for _ in chunk)})", chunk
+        )
+        stored.update((row[0], episode_from_row(row)) for row in await cursor.fetchall())
+    for episode in episodes:
+        if episode.id in stored:
+            check_same_episode(stored[episode.id], episode)
+
+
+async def migrate(db: Connection, plan: MigrationPlan, now: datetime) -> None:
+    """Apply an add-nullable-column plan; the same plan again is a no-op (see `check_plan`)."""
+    cursor = await db.execute("SELECT body FROM schema_version WHERE kind = 'plan' AND version = ?", (plan.version,))
+    row = await cursor.fetchone()
+    cursor = await db.execute("SELECT COALESCE(MAX(version), 1) FROM schema_version WHERE kind = 'plan'")
+    latest = (await cursor.fetchone())[0]
+    statements = check_plan(plan, applied_body=None if row is None else row[0], latest=int(latest))
+    for statement in statements:
+        await db.execute(statement)
+    if statements:
+        await db.execute(
+            "INSERT INTO schema_version (kind, version, description, body, applied_at) VALUES ('plan', ?, ?, ?, ?)",
+            (plan.version, plan.description, plan.model_dump_json(), to_text(now)),
+        )
