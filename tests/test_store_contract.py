@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from conftest import at, ep
 from memstrata import (
+    ConsolidationRule,
     Episode,
     EpisodeConflictError,
     MemoryScopeError,
@@ -256,3 +257,85 @@ def test_no_read_returns_another_scopes_rows(backend: str, request: pytest.Fixtu
         asyncio.run(_check_isolation(url, scopes))
 
     check()
+
+
+WRITER = """
+import asyncio, sys
+from memstrata import ConsolidationRule, Episode
+from memstrata.store.postgres import PostgresMemoryStore
+
+async def main(url, role, n):
+    store = PostgresMemoryStore(url)
+    await store.bootstrap()
+    if role == "claim":
+        for _ in range(n):
+            await store.consolidate_and_apply(ConsolidationRule(id="all"), max_episodes=120)
+    else:
+        for batch in range(n):
+            await store.put_many([Episode(id=f"{role}-{batch}-{i}", content=f"note {role} {batch} {i}",
+                                          user="u", session=role, agent="a") for i in range(50)])
+    await store.close()
+
+asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+"""
+
+
+def test_concurrent_writer_and_claimer_processes_lose_and_repeat_nothing(postgres_url: str) -> None:
+    """8 processes write episodes while 2 consolidate: every episode is stored once and promoted once."""
+    import subprocess
+    import sys
+
+    asyncio.run(_bootstrap(postgres_url))
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, postgres_url, f"w{i}", "4"]) for i in range(8)]
+    procs += [subprocess.Popen([sys.executable, "-c", WRITER, postgres_url, "claim", "8"]) for _ in range(2)]
+    assert [p.wait(timeout=300) for p in procs] == [0] * 10
+    asyncio.run(_drain_and_check(postgres_url, expected=8 * 4 * 50))
+
+
+async def test_a_claim_never_passes_an_episode_still_being_written(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL commits seqs out of order: a claim must wait for a slower, lower-seq writer."""
+    from memstrata.store import sql_episodes
+
+    store = PostgresMemoryStore(postgres_url)
+    await store.bootstrap()
+    first = ep("e0").in_scope("u", "s", "a")
+    await store.put_many([first])
+    real = sql_episodes.check_duplicates
+
+    async def slow(db: object, episodes: list[Episode]) -> None:
+        await asyncio.sleep(0.5)  # the batch's transaction stays open, its new row uncommitted
+        await real(db, episodes)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sql_episodes, "check_duplicates", slow)
+    slow_batch = asyncio.create_task(store.put_many([first, ep("e1").in_scope("u", "s", "a")]))  # e1: lower seq
+    await asyncio.sleep(0.1)
+    monkeypatch.setattr(sql_episodes, "check_duplicates", real)
+    await store.put_many([ep("e2").in_scope("u", "s", "a")])  # higher seq, committed first
+    run = await store.consolidate_and_apply(ConsolidationRule(id="all"))
+    await slow_batch
+    run_again = await store.consolidate_and_apply(ConsolidationRule(id="all"))
+    promoted = {d.delta.source_episode_ids[0] for d in run.deltas + run_again.deltas}
+    assert promoted == {"e0", "e1", "e2"}
+    await store.close()
+
+
+async def _bootstrap(url: str) -> None:
+    store = make_store(url)
+    await store.bootstrap()
+    await store.close()
+
+
+async def _drain_and_check(url: str, expected: int) -> None:
+    import psycopg
+
+    store = PostgresMemoryStore(url)
+    await store.bootstrap()
+    while (await store.consolidate_and_apply(ConsolidationRule(id="all"))).remaining:
+        pass
+    assert (await store.health()).fragment_count == expected
+    await store.close()
+    async with await psycopg.AsyncConnection.connect(url) as db:
+        cursor = await db.execute("SELECT COUNT(*), COUNT(DISTINCT episode_id) FROM fact_sources")
+        assert await cursor.fetchone() == (expected, expected)  # each episode promoted exactly once
