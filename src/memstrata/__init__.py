@@ -25,6 +25,7 @@ from memstrata.errors import (
     NotFoundError,
     SchemaVersionError,
     StoreError,
+    StoreUnavailableError,
 )
 from memstrata.graph import GraphMemory, allocate_memory_budget
 from memstrata.judge import ConflictJudge, OpenAIJudge
@@ -140,6 +141,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreHealth",
+    "StoreUnavailableError",
     "SyncMemory",
     "TokenCounter",
     "UpdateDelta",

@@ -16,6 +16,7 @@ Every error memstrata raises on purpose derives from :class:`MemstrataError`, so
     ├── EmbeddingError              the embedding model is missing, broken or unreachable
     │   └── EmbedderMismatchError   a different embedder than the one the vectors were made with
     └── StoreError                  the database refused or is unusable
+        ├── StoreUnavailableError   the database cannot be reached (down, restarting, network)
         ├── MigrationNotSupported   a migration other than "add a nullable column"
         └── SchemaVersionError      the database was written by a newer memstrata
 
@@ -41,6 +42,7 @@ __all__ = [
     "NotFoundError",
     "SchemaVersionError",
     "StoreError",
+    "StoreUnavailableError",
 ]
 
 
@@ -94,6 +96,13 @@ class EmbedderMismatchError(EmbeddingError):
 
 class StoreError(MemstrataError):
     """The database refused an operation or is not usable."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database server cannot be reached: down, restarting, or the connection dropped.
+
+    Idempotent writes are retried first (see the store's ``retries``); this is raised when they ran out.
+    """
 
 
 class MigrationNotSupported(StoreError):

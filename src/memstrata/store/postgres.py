@@ -11,13 +11,16 @@ Needs the ``postgres`` extra: ``pip install 'memstrata[postgres]'``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+import functools
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 from memstrata._time import to_text, utcnow
-from memstrata.errors import ConfigurationError, SchemaVersionError, StoreError
+from memstrata.errors import ConfigurationError, SchemaVersionError, StoreError, StoreUnavailableError
 from memstrata.models import (
     ConsolidationRule,
     ConsolidationRun,
@@ -43,6 +46,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresMemoryStore"]
 
+log = logging.getLogger("memstrata.store")
+
 SCHEMA_FILES = ((1, "001_base.sql"), (2, "002_facts.sql"), (3, "003_rules.sql"))
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _SCHEMA_LOCK = 0x6D656D73  # advisory lock id ("mems"): one bootstrap applies a schema upgrade at a time
@@ -65,13 +70,51 @@ def _drivers() -> tuple[Any, Any]:
     return psycopg, psycopg_pool
 
 
-class PostgresMemoryStore:
-    """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most."""
+T = TypeVar("T")
+P = ParamSpec("P")
+S = TypeVar("S", bound="PostgresMemoryStore")
 
-    def __init__(self, url: str, *, pool_size: int = 8) -> None:
+
+def _retried(
+    method: Callable[Concatenate[S, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[S, P], Coroutine[Any, Any, T]]:
+    """Run an idempotent store method again while the server is unreachable (``store.retries`` times)."""
+
+    async def again(self: S, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._retrying(lambda: method(self, *args, **kwargs))
+
+    return cast(Callable[Concatenate[S, P], Coroutine[Any, Any, T]], functools.wraps(method)(again))
+
+
+class PostgresMemoryStore:
+    """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
+    that gives no connection within ``timeout`` seconds counts as unreachable.
+
+    Writes that are idempotent by design (episodes by id, deltas by delta id, claims by the
+    rule's checkpoint, plans by version) are retried ``retries`` times, after 0.2 s, 0.5 s, 1 s, ...,
+    when the server cannot be reached: a restart of the server costs a pause, not an error, and a
+    batch whose commit was cut off is never applied twice. Then `StoreUnavailableError`.
+    """
+
+    def __init__(self, url: str, *, pool_size: int = 8, retries: int = 3, timeout: float = 5.0) -> None:
         self.url = url
         self._pool_size = pool_size
+        self.retries = retries
+        self.timeout = timeout  # seconds to wait for a connection before the server counts as unreachable
         self._pool: AsyncConnectionPool | None = None
+
+    async def _retrying(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run an idempotent write, again while the server is unreachable (see the class docstring)."""
+        for attempt in range(self.retries + 1):
+            try:
+                return await work()
+            except StoreUnavailableError:
+                if attempt == self.retries:
+                    raise
+                delay = min(5.0, 0.2 * 2.5**attempt)
+                log.warning("PostgreSQL unreachable; retrying in %.1f s (%d/%d)", delay, attempt + 1, self.retries)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -80,13 +123,19 @@ class PostgresMemoryStore:
         psycopg, psycopg_pool = _drivers()
         if self._pool is None:
             pool = psycopg_pool.AsyncConnectionPool(
-                self.url, min_size=1, max_size=self._pool_size, open=False, kwargs={"autocommit": True}
+                self.url,
+                min_size=1,
+                max_size=self._pool_size,
+                open=False,
+                timeout=self.timeout,
+                kwargs={"autocommit": True, "connect_timeout": max(1, round(self.timeout))},
+                check=psycopg_pool.AsyncConnectionPool.check_connection,  # a connection a restart broke is replaced
             )
             try:
-                await pool.open(wait=True, timeout=10)
+                await pool.open(wait=True, timeout=self.timeout)
             except (psycopg.Error, psycopg_pool.PoolTimeout) as error:
                 await pool.close()
-                raise StoreError(f"PostgreSQL: cannot connect to {_redacted(self.url)}: {error}") from None
+                raise StoreUnavailableError(f"PostgreSQL: cannot connect to {_redacted(self.url)}: {error}") from None
             self._pool = pool
         try:
             async with self._write() as db:
@@ -129,7 +178,7 @@ class PostgresMemoryStore:
             async with self._pool.connection() as db:
                 yield db
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as error:
-            raise StoreError(f"PostgreSQL is unreachable or went away: {error}") from error
+            raise StoreUnavailableError(f"PostgreSQL is unreachable or went away: {error}") from error
         except psycopg.Error as error:  # e.g. a NUL character, which PostgreSQL text cannot hold
             raise StoreError(f"PostgreSQL refused the statement: {error}") from error
 
@@ -139,6 +188,7 @@ class PostgresMemoryStore:
         async with self._read() as db, db.transaction():
             yield db
 
+    @_retried
     async def health(self, *, deep: bool = False) -> StoreHealth:
         """Counts and settings; ``deep=True`` also verifies the episode indexes against the table (amcheck)."""
         integrity = await self._check_indexes() if deep else None
@@ -188,6 +238,7 @@ class PostgresMemoryStore:
             return f"failed: {error}"
         return "ok"
 
+    @_retried
     async def migrate(self, plan: MigrationPlan) -> None:
         """Apply an add-nullable-column plan atomically; re-applying the same plan is a no-op."""
         async with self._write() as db:
@@ -206,6 +257,9 @@ class PostgresMemoryStore:
         rows = [episode_values(e, now) for e in episodes]
         if not rows:
             return 0
+        return await self._retrying(lambda: self._insert(episodes, rows))
+
+    async def _insert(self, episodes: Sequence[Episode], rows: list[tuple[Any, ...]]) -> int:
         columns = [list(column) for column in zip(*rows, strict=True)]
         async with self._write() as db:
             await db.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_CLAIM_LOCK,))
@@ -222,10 +276,12 @@ class PostgresMemoryStore:
                 )
         return inserted
 
+    @_retried
     async def get_episode(self, episode_id: str) -> Episode | None:
         async with self._read() as db:
             return await sql_episodes.get_episode(PgConnection(db), episode_id)
 
+    @_retried
     async def recent(
         self,
         user: str,
@@ -254,6 +310,7 @@ class PostgresMemoryStore:
             await db.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
             yield PgConnection(db)
 
+    @_retried
     async def consolidate(self, rule: ConsolidationRule, *, max_episodes: int = 50_000) -> list[MemoryDelta]:
         """Claim the rule's new episodes and return their deltas (also kept, unapplied, in the delta log)."""
         async with self._claiming() as db:
@@ -262,9 +319,14 @@ class PostgresMemoryStore:
 
     async def consolidate_and_apply(self, rule: ConsolidationRule, *, max_episodes: int = 50_000) -> ConsolidationRun:
         """Claim, classify and apply in one transaction: a crash leaves the whole batch or none of it."""
-        async with self._claiming() as db:
-            return await sql_rules.run(db, rule, max_episodes, utcnow(), PostgresFilterCompiler())
 
+        async def work() -> ConsolidationRun:
+            async with self._claiming() as db:
+                return await sql_rules.run(db, rule, max_episodes, utcnow(), PostgresFilterCompiler())
+
+        return await self._retrying(work)
+
+    @_retried
     async def save_rule(self, rule: ConsolidationRule) -> RuleState:
         """Register (or redefine) a rule; its progress is kept across redefinitions."""
         async with self._write() as db:
@@ -275,6 +337,7 @@ class PostgresMemoryStore:
         async with self._write() as db:
             await sql_rules.remove(PgConnection(db), rule_id)
 
+    @_retried
     async def rule_states(self) -> list[RuleState]:
         async with self._read() as db:
             return await sql_rules.rule_states(PgConnection(db))
@@ -287,27 +350,36 @@ class PostgresMemoryStore:
     async def apply_deltas(self, deltas: Sequence[MemoryDelta], *, reject_conflicts: bool = False) -> list[DeltaRecord]:
         """Apply in order, in one transaction: if one fails, none is applied, unless ``reject_conflicts``
         records the failing ones as rejected and applies the rest."""
-        now = utcnow()
         apply = sql_facts.apply_or_reject if reject_conflicts else sql_facts.apply_delta
-        async with self._write() as db:
-            return [await apply(PgConnection(db), d, now) for d in deltas]
 
+        async def work() -> list[DeltaRecord]:
+            now = utcnow()
+            async with self._write() as db:
+                return [await apply(PgConnection(db), d, now) for d in deltas]
+
+        return await self._retrying(work)
+
+    @_retried
     async def get_fact(self, fact_id: str) -> Fact | None:
         async with self._read() as db:
             return await sql_facts.get_fact(PgConnection(db), fact_id)
 
+    @_retried
     async def facts(self, query: FactFilter) -> list[Fact]:
         async with self._read() as db:
             return await sql_facts.query_facts(PgConnection(db), query, utcnow())
 
+    @_retried
     async def history(self, fact_id: str) -> list[Fact]:
         async with self._read() as db:
             return await sql_facts.history(PgConnection(db), fact_id)
 
+    @_retried
     async def lineage(self, fact_id: str) -> list[Lineage]:
         async with self._read() as db:
             return await sql_facts.lineage(PgConnection(db), fact_id)
 
+    @_retried
     async def delta_log(
         self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100
     ) -> list[DeltaRecord]:
