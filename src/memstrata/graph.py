@@ -36,7 +36,7 @@ from memstrata.models.graph import (
 from memstrata.salience import SalienceConfig, rank_by_salience
 from memstrata.scope import Scope
 from memstrata.store import Store
-from memstrata.tiers.semantic import SemanticTier, fact_extras, fact_scope
+from memstrata.tiers.semantic import SemanticTier, check_text, fact_extras, fact_scope
 from memstrata.tokens import TokenCounter, default_counter
 
 __all__ = ["GraphMemory", "allocate_memory_budget"]
@@ -52,23 +52,28 @@ def allocate_memory_budget(
 
     Returns the packed facts (``used_summary`` set where the summary stands in) and the tokens used.
     """
-    count = (counter or default_counter()).count
+    counter = counter or default_counter()
     packed: list[ScoredFact] = []
     used = 0
     for scored in candidates:
         fact = scored.fact
-        full = fact.token_count if fact.token_count is not None else count(fact.text)
+        full = _tokens(fact, counter)
         if used + full <= remaining:
             packed.append(scored if scored.fact.token_count is not None else _counted(scored, full, fact))
             used += full
             continue
         if fact.summary:
-            short = fact.summary_token_count if fact.summary_token_count is not None else count(fact.summary)
+            short = fact.summary_token_count if fact.summary_token_count is not None else counter.count(fact.summary)
             if used + short <= remaining:
                 fact = fact.model_copy(update={"summary_token_count": short, "token_count": full})
                 packed.append(scored.model_copy(update={"fact": fact, "used_summary": True}))
                 used += short
     return packed, used
+
+
+def _tokens(fact: Fact, counter: TokenCounter) -> int:
+    """A fact's stored token count, or its text counted now (facts written by consolidation have none)."""
+    return fact.token_count if fact.token_count is not None else counter.count(fact.text)
 
 
 def _counted(scored: ScoredFact, tokens: int, fact: Fact) -> ScoredFact:
@@ -279,8 +284,9 @@ class GraphMemory:
         sources = [await self._semantic.get(fact_id) for fact_id in ids]
         first = sources[0]
         links = list(dict.fromkeys(link for fact in sources for link in fact.entities))
-        extras = fact_extras(self.counter, _text(text), links, summary)
-        payload = {"text": _text(text), "user": first.user, "agent": first.agent, "memory_type": "consolidation",
+        text = check_text(text)
+        extras = fact_extras(self.counter, text, links, summary)
+        payload = {"text": text, "user": first.user, "agent": first.agent, "memory_type": "consolidation",
                    **{k: v for k, v in extras.items() if v is not None}}  # fmt: skip
         episodes = list(dict.fromkeys(e for fact in sources for e in fact.source_episode_ids))
         delta = AddDelta(fact_payload=payload, source_episode_ids=episodes, promotion_ts=utcnow(),
@@ -407,12 +413,6 @@ def _relation(relation: str) -> str:
     return relation.strip()
 
 
-def _text(text: str) -> str:
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidInputError("a fact's text must be a non-empty string")
-    return text.strip()
-
-
 def _relevance(rows: list[tuple[Fact, float]]) -> list[tuple[Fact, float]]:
     """BM25 scores scaled into (0, 1] by the best one (a query-less recall is 1.0 throughout)."""
     best = max((score for _, score in rows), default=1.0)
@@ -422,7 +422,7 @@ def _relevance(rows: list[tuple[Fact, float]]) -> list[tuple[Fact, float]]:
 def _within(ranked: list[ScoredFact], max_tokens: int, counter: TokenCounter) -> list[ScoredFact]:
     kept, used = [], 0
     for scored in ranked:
-        tokens = scored.fact.token_count if scored.fact.token_count is not None else counter.count(scored.fact.text)
+        tokens = _tokens(scored.fact, counter)
         if used + tokens <= max_tokens:
             kept.append(scored)
             used += tokens

@@ -239,7 +239,7 @@ class SearchEngine:
         fused = self._fuse(lexical, cosine, opts)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
-            top = [seq for seq in sorted(fused, key=lambda s: (-fused[s], s)) if fused[seq] > 0][:3]
+            top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
             qvecs = _expand(vecs, qvecs, top, opts.feedback)
             only = np.asarray(sorted(fused), dtype=np.int64)
             cosine = _above(await self._cosines(index, vecs, qvecs, opts, only, exact=True), opts.min_cosine)

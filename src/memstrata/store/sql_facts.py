@@ -7,6 +7,7 @@ placeholders and statements both databases accept (see `memstrata.store.sql`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -245,16 +246,23 @@ async def _insert_fact(
     return fact.id
 
 
+async def missing_entities(db: Connection, scope_key: str, ids: Sequence[str]) -> list[str]:
+    """The ids among ``ids`` that name no entity of the scope, sorted."""
+    wanted = sorted(set(ids))
+    found: set[str] = set()
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        cursor = await db.execute(
+            f"SELECT id FROM entities WHERE scope_key = ? AND id IN ({marks})", (scope_key, *chunk)
+        )
+        found.update(row[0] for row in await cursor.fetchall())
+    return [entity_id for entity_id in wanted if entity_id not in found]
+
+
 async def _check_entities(db: Connection, scope_key: str, ids: list[str]) -> None:
     """Every linked entity must exist in the fact's own (user, agent) scope."""
-    wanted = sorted(set(ids))
-    if not wanted:
-        return
-    marks = ", ".join("?" for _ in wanted)
-    cursor = await db.execute(f"SELECT id FROM entities WHERE scope_key = ? AND id IN ({marks})", (scope_key, *wanted))
-    found = {row[0] for row in await cursor.fetchall()}
-    missing = [entity_id for entity_id in wanted if entity_id not in found]
-    if missing:
+    if missing := await missing_entities(db, scope_key, ids):
         raise DeltaValidationError(
             f"the fact links to entities that do not exist in its (user, agent) scope: {missing}"
         )

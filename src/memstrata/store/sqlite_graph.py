@@ -23,7 +23,8 @@ from memstrata.models.graph import Direction, Edge, Entity, GraphStats, RecallOp
 from memstrata.scope import fact_key
 from memstrata.search import query as q
 from memstrata.store.rows import FACT_COLUMNS, dumps, fact_from_row
-from memstrata.store.sql_facts import apply_delta
+from memstrata.store.sql_facts import apply_delta, missing_entities
+from memstrata.store.sqlite_search import fts_match
 
 ENTITY_COLUMNS = "id, user_id, agent_id, name, entity_type, properties, owner, created_at, updated_at"
 EDGE_COLUMNS = "id, user_id, agent_id, source_id, target_id, relation, properties, created_at, updated_at"
@@ -140,12 +141,11 @@ async def search_entities(db: aiosqlite.Connection, scope_key: str, query: str, 
     words = q.terms(query)
     if not words:
         return []
-    match = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
     cursor = await db.execute(
         f"SELECT {', '.join('e.' + c.strip() for c in ENTITY_COLUMNS.split(','))} FROM entities_fts"
         " JOIN entities e ON e.seq = entities_fts.rowid"
         " WHERE entities_fts MATCH ? AND e.scope_key = ? ORDER BY bm25(entities_fts, 4.0, 1.0, 1.0), e.seq LIMIT ?",
-        (match, scope_key, limit),
+        (fts_match(words), scope_key, limit),
     )
     return [_entity(row) for row in await cursor.fetchall()]
 
@@ -157,17 +157,7 @@ async def delete_entity(db: aiosqlite.Connection, entity_id: str) -> None:
 
 async def check_ends(db: aiosqlite.Connection, scope_key: str, ids: Sequence[str]) -> None:
     """Every id must name an entity of the scope."""
-    wanted = sorted(set(ids))
-    found: set[str] = set()
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ", ".join("?" for _ in chunk)
-        cursor = await db.execute(
-            f"SELECT id FROM entities WHERE scope_key = ? AND id IN ({marks})", (scope_key, *chunk)
-        )
-        found.update(row[0] for row in await cursor.fetchall())
-    missing = [entity_id for entity_id in wanted if entity_id not in found]
-    if missing:
+    if missing := await missing_entities(db, scope_key, ids):
         shown = ", ".join(repr(m) for m in missing[:5]) + (" ..." if len(missing) > 5 else "")
         raise NotFoundError(f"no entity {shown} in this (user, agent) scope")
 
@@ -283,12 +273,11 @@ async def recall(
     if opts.query and not words:
         return []  # a query of stop words only matches nothing
     if words:
-        match = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
         sql = (
             f"SELECT {_QUALIFIED_FACT_COLUMNS}, -bm25(facts_fts) FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid"
             f" WHERE facts_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(facts_fts), f.seq LIMIT ?"
         )
-        params = [match, *params]
+        params = [fts_match(words), *params]
     else:
         sql = (
             f"SELECT {_QUALIFIED_FACT_COLUMNS}, 1.0 FROM facts f WHERE {' AND '.join(where)}"

@@ -71,14 +71,18 @@ async def fulltext(
     if not terms:
         return []
     table = TABLE[kind]
-    match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
     clause, params = where(kind, flt)
     cursor = await db.execute(
         f"SELECT f.rowid, -bm25({table}_fts) AS score FROM {table}_fts f JOIN {table} r ON r.seq = f.rowid"
         f" WHERE {table}_fts MATCH ? AND {clause} ORDER BY bm25({table}_fts) LIMIT ?",
-        (match, *params, limit),
+        (fts_match(terms), *params, limit),
     )
     return [(int(row[0]), float(row[1])) for row in await cursor.fetchall()]
+
+
+def fts_match(terms: Sequence[str]) -> str:
+    """An FTS5 query matching any of ``terms``, each quoted as a literal string."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 def user_where(kind: RecordKind, user: str, alias: str = "r") -> tuple[str, list[object]]:

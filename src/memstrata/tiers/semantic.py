@@ -73,7 +73,7 @@ def fact_extras(
             "summary_token_count": counter.count(summary) if summary else None}  # fmt: skip
 
 
-def _check_text(text: str) -> str:
+def check_text(text: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise InvalidInputError("a fact's text must be a non-empty string")
     if len(text) > pipeline.MAX_FACT_CHARS:
@@ -141,7 +141,7 @@ class SemanticTier:
         included: the held fact is immutable.
         """
         user, agent = fact_scope(scope)
-        text = _check_text(text)
+        text = check_text(text)
         fields = {"memory_type": memory_type, "subject": subject, "predicate": predicate, "object": object,
                   "tags": list(tags), "valid_from": valid_from, "payload": dict(payload) if payload else None,
                   "event_date": event_date, "event_date_confidence": event_date_confidence,
@@ -234,7 +234,7 @@ class SemanticTier:
         old = await self.get(old_id)
         if old.superseded_at is not None:
             raise FactConflictError(f"fact {old_id!r} is {old.status}: only a current fact can be superseded")
-        text = _check_text(text)
+        text = check_text(text)
         now = utcnow()
         extras = fact_extras(self.counter, text, fields.pop("entities", old.entities), fields.pop("summary", None))
         payload = {"text": text, "user": old.user, "agent": old.agent, "valid_from": now,
