@@ -7,6 +7,7 @@ connection: placeholders become ``%s`` and ``executemany`` runs on a cursor.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from psycopg import AsyncConnection, AsyncCursor
 
-__all__ = ["Connection", "Cursor", "PgConnection", "json_array_has"]
+__all__ = ["Connection", "Cursor", "PgConnection", "integrity_errors", "is_postgres", "json_array_has"]
 
 
 class Cursor(Protocol):
@@ -56,8 +57,27 @@ class PgConnection:
         return cursor
 
 
-def json_array_has(db: Any, column: str) -> str:
-    """A condition: the JSON array in ``column`` holds the value of the next ``?``."""
-    if getattr(db, "is_postgres", False):
-        return f"EXISTS (SELECT 1 FROM jsonb_array_elements_text({column}::jsonb) AS j(value) WHERE j.value = ?)"
-    return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value = ?)"
+def is_postgres(db: Any) -> bool:
+    """Whether ``db`` speaks to PostgreSQL (a `PgConnection`), not SQLite."""
+    return bool(getattr(db, "is_postgres", False))
+
+
+def json_array_has(db: Any, column: str, count: int = 1) -> str:
+    """A condition: the JSON array in ``column`` holds one of the values of the next ``count`` ``?``."""
+    marks = ", ".join("?" for _ in range(count))
+    if is_postgres(db):
+        elements = f"jsonb_array_elements_text({column}::jsonb) AS j(value)"
+        return f"EXISTS (SELECT 1 FROM {elements} WHERE j.value IN ({marks}))"
+    return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value IN ({marks}))"
+
+
+def integrity_errors() -> tuple[type[Exception], ...]:
+    """The drivers' constraint-violation errors (unique, foreign key, check), for ``except``."""
+    errors: list[type[Exception]] = [sqlite3.IntegrityError]
+    try:
+        from psycopg.errors import IntegrityError
+    except ImportError:  # the postgres extra is not installed
+        pass
+    else:
+        errors.append(IntegrityError)
+    return tuple(errors)

@@ -34,13 +34,13 @@ from memstrata.models import (
     RuleState,
     StoreHealth,
 )
-from memstrata.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
-from memstrata.models.search import Positions, RecordKind, SearchFilter
-from memstrata.store import sql_episodes, sql_facts, sql_rules, sqlite_conflicts, sqlite_search
+from memstrata.store import sql_episodes, sql_facts, sql_rules
 from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import FilterCompiler
 from memstrata.store.rows import episode_values
-from memstrata.store.sqlite_graph import SQLiteGraphStore
+from memstrata.store.sql_conflicts import ConflictMethods
+from memstrata.store.sql_graph import GraphMethods
+from memstrata.store.sql_search import SearchMethods
 
 __all__ = ["SQLiteMemoryStore"]
 
@@ -63,7 +63,7 @@ _EPISODE_INSERT = (
 )
 
 
-class SQLiteMemoryStore(SQLiteGraphStore):
+class SQLiteMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
     def __init__(self, path: Path | str = "memstrata.db") -> None:
@@ -140,6 +140,9 @@ class SQLiteMemoryStore(SQLiteGraphStore):
                 await db.execute("ROLLBACK")
                 raise
             await db.execute("COMMIT")
+
+    _sql_read = _read  # what the shared methods (conflicts, search, graph) run on
+    _sql_write = _write
 
     async def health(self, *, deep: bool = False) -> StoreHealth:
         """Counts and settings; ``deep=True`` also runs SQLite's integrity check (reads every page)."""
@@ -287,119 +290,11 @@ class SQLiteMemoryStore(SQLiteGraphStore):
         async with self._read() as db:
             return await sql_facts.lineage(db, fact_id)
 
-    # -- conflicts -----------------------------------------------------------------------------
-
-    async def current_by_hash(self, user: str, agent: str, digest: str) -> Fact | None:
-        async with self._read() as db:
-            return await sqlite_conflicts.current_by_hash(db, user, agent, digest)
-
-    async def remember(
-        self, delta: MemoryDelta, decision: ConflictDecision, vector: tuple[str, sqlite_search.Matrix] | None = None
-    ) -> tuple[ConflictDecision, DeltaRecord | None, int | None]:
-        async with self._write() as db:
-            return await sqlite_conflicts.remember(db, delta, decision, decision.decided_at, vector)
-
-    async def conflicts(
-        self, user: str, agent: str | None, *, limit: int = 100, fact_id: str | None = None
-    ) -> list[ConflictDecision]:
-        async with self._read() as db:
-            return await sqlite_conflicts.conflicts(db, user, agent, limit, fact_id)
-
-    async def resolve_pending(self, pending: Fact, verdict: JudgeVerdict) -> ConflictDecision:
-        async with self._write() as db:
-            return await sqlite_conflicts.resolve_pending(db, pending, verdict, utcnow())
-
-    async def log_decision(self, decision: ConflictDecision) -> None:
-        async with self._write() as db:
-            await sqlite_conflicts.log_decision(db, decision)
-
-    async def purge(self, fact_id: str, reason: str) -> PurgeRecord:
-        async with self._write() as db:
-            return await sqlite_conflicts.purge(db, fact_id, reason, utcnow())
-
-    async def purges(self, user: str) -> list[PurgeRecord]:
-        async with self._read() as db:
-            return await sqlite_conflicts.purges(db, user)
-
     async def delta_log(
         self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100
     ) -> list[DeltaRecord]:
         async with self._read() as db:
             return await sql_facts.delta_log(db, rule_id=rule_id, pending=pending, limit=limit)
-
-    # -- search --------------------------------------------------------------------------------
-
-    async def fulltext(
-        self, kind: RecordKind, flt: SearchFilter, terms: Sequence[str], limit: int
-    ) -> list[tuple[int, float]]:
-        async with self._read() as db:
-            return await sqlite_search.fulltext(db, kind, flt, terms, limit)
-
-    async def vectors(
-        self, kind: RecordKind, model: str, dimensions: int, user: str, after: int, upto: int
-    ) -> tuple[sqlite_search.Seqs, sqlite_search.Matrix]:
-        async with self._read() as db:
-            return await sqlite_search.vectors(db, kind, model, dimensions, user, after, upto)
-
-    async def texts(self, kind: RecordKind, user: str, after: int, upto: int) -> list[tuple[int, str]]:
-        async with self._read() as db:
-            return await sqlite_search.texts(db, kind, user, after, upto)
-
-    async def positions(self, kind: RecordKind, models: Sequence[str] = ()) -> Positions:
-        async with self._read() as db:
-            return await sqlite_search.positions(db, kind, models)
-
-    async def selected(self, kind: RecordKind, flt: SearchFilter) -> sqlite_search.Seqs:
-        async with self._read() as db:
-            return await sqlite_search.selected(db, kind, flt)
-
-    async def records(
-        self, kind: RecordKind, seqs: Sequence[int], flt: SearchFilter | None = None
-    ) -> dict[int, Episode | Fact]:
-        async with self._read() as db:
-            return await sqlite_search.records(db, kind, seqs, flt)
-
-    async def neighbours(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
-        async with self._read() as db:
-            return await sqlite_search.neighbours(db, seqs)
-
-    async def sources(self, flt: SearchFilter) -> list[str]:
-        async with self._read() as db:
-            return await sqlite_search.sources(db, flt)
-
-    async def from_sources(self, seqs: Sequence[int], names: Sequence[str]) -> set[int]:
-        async with self._read() as db:
-            return await sqlite_search.from_sources(db, seqs, names)
-
-    async def pending_texts(self, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
-        async with self._read() as db:
-            return await sqlite_search.pending_texts(db, kind, model, limit)
-
-    async def pending_count(self, kind: RecordKind, model: str) -> int:
-        async with self._read() as db:
-            return await sqlite_search.pending_count(db, kind, model)
-
-    async def index_position(self, kind: RecordKind, model: str) -> int:
-        async with self._read() as db:
-            return await sqlite_search.index_position(db, kind, model)
-
-    async def save_vectors(
-        self, kind: RecordKind, model: str, seqs: Sequence[int], matrix: sqlite_search.Matrix, upto: int
-    ) -> None:
-        async with self._write() as db:
-            await sqlite_search.save_vectors(db, kind, model, seqs, matrix, upto)
-
-    async def embedders(self) -> list[tuple[str, int, str]]:
-        async with self._read() as db:
-            return await sqlite_search.embedders(db)
-
-    async def set_embedder(self, model: str, dimensions: int, role: str) -> None:
-        async with self._write() as db:
-            await sqlite_search.set_embedder(db, model, dimensions, role)
-
-    async def drop_embedder(self, model: str) -> None:
-        async with self._write() as db:
-            await sqlite_search.drop_embedder(db, model)
 
 
 def _schema_statements(name: str) -> list[str]:

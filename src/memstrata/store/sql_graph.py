@@ -1,19 +1,19 @@
-"""The graph side of the SQLite store: entities, edges, walks, fact recall by entity, salience upkeep.
+"""The graph side of the stores: entities, edges, walks, fact recall by entity, salience upkeep.
 
-Every function runs on a connection the caller holds inside a transaction. Entities and
+Written once for SQLite and PostgreSQL (see `memstrata.store.sql`); full text branches per
+dialect (FTS5 / tsvector). Every function runs on a connection the caller holds inside a
+transaction; `GraphMethods` are the store methods. Entities and
 edges belong to one (user, agent) scope key; an edge whose ends lie in another scope is
 reported as pointing at a missing entity, never linked.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any
 
-import aiosqlite
 import orjson
 
 from memstrata._time import from_text, to_text, utcnow
@@ -23,8 +23,9 @@ from memstrata.models.graph import Direction, Edge, Entity, GraphStats, RecallOp
 from memstrata.scope import fact_key
 from memstrata.search import query as q
 from memstrata.store.rows import FACT_COLUMNS, dumps, fact_from_row
+from memstrata.store.sql import Connection, integrity_errors, is_postgres, json_array_has
 from memstrata.store.sql_facts import apply_delta, missing_entities
-from memstrata.store.sqlite_search import fts_match
+from memstrata.store.sql_search import fts_match, tsquery
 
 ENTITY_COLUMNS = "id, user_id, agent_id, name, entity_type, properties, owner, created_at, updated_at"
 EDGE_COLUMNS = "id, user_id, agent_id, source_id, target_id, relation, properties, created_at, updated_at"
@@ -62,7 +63,7 @@ def _entity_values(entity: Entity, scope_key: str) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-async def create_entities(db: aiosqlite.Connection, entities: Sequence[Entity], scope_key: str) -> None:
+async def create_entities(db: Connection, entities: Sequence[Entity], scope_key: str) -> None:
     """Insert entities of one scope; a name already taken (case-insensitive) raises, inserting none."""
     try:
         await db.executemany(
@@ -70,23 +71,23 @@ async def create_entities(db: aiosqlite.Connection, entities: Sequence[Entity], 
             " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [_entity_values(entity, scope_key) for entity in entities],
         )
-    except sqlite3.IntegrityError as error:
+    except integrity_errors() as error:
         raise EntityConflictError(_taken(entities, error)) from None
 
 
-def _taken(entities: Sequence[Entity], error: sqlite3.IntegrityError) -> str:
+def _taken(entities: Sequence[Entity], error: Exception) -> str:
     if len(entities) == 1:
         return f"an entity named {entities[0].name!r} already exists in this (user, agent) scope"
     return f"an entity name or id is already taken in this (user, agent) scope ({error})"
 
 
-async def entity(db: aiosqlite.Connection, entity_id: str) -> Entity | None:
+async def entity(db: Connection, entity_id: str) -> Entity | None:
     cursor = await db.execute(f"SELECT {ENTITY_COLUMNS} FROM entities WHERE id = ?", (entity_id,))
     row = await cursor.fetchone()
     return None if row is None else _entity(row)
 
 
-async def entities_by_id(db: aiosqlite.Connection, ids: Sequence[str]) -> list[Entity]:
+async def entities_by_id(db: Connection, ids: Sequence[str]) -> list[Entity]:
     found: list[Entity] = []
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
@@ -96,7 +97,7 @@ async def entities_by_id(db: aiosqlite.Connection, ids: Sequence[str]) -> list[E
     return found
 
 
-async def entity_by_name(db: aiosqlite.Connection, scope_key: str, name: str) -> Entity | None:
+async def entity_by_name(db: Connection, scope_key: str, name: str) -> Entity | None:
     cursor = await db.execute(
         f"SELECT {ENTITY_COLUMNS} FROM entities WHERE scope_key = ? AND name_key = ?", (scope_key, name_key(name))
     )
@@ -104,7 +105,7 @@ async def entity_by_name(db: aiosqlite.Connection, scope_key: str, name: str) ->
     return None if row is None else _entity(row)
 
 
-async def update_entity(db: aiosqlite.Connection, updated: Entity) -> None:
+async def update_entity(db: Connection, updated: Entity) -> None:
     try:
         await db.execute(
             "UPDATE entities SET name = ?, name_key = ?, entity_type = ?, properties = ?, owner = ?, updated_at = ?"
@@ -112,14 +113,14 @@ async def update_entity(db: aiosqlite.Connection, updated: Entity) -> None:
             (updated.name, name_key(updated.name), updated.entity_type, dumps(updated.properties), updated.owner,
              to_text(updated.updated_at), updated.id),
         )  # fmt: skip
-    except sqlite3.IntegrityError:
+    except integrity_errors():
         raise EntityConflictError(
             f"an entity named {updated.name!r} already exists in this (user, agent) scope"
         ) from None
 
 
 async def list_entities(
-    db: aiosqlite.Connection, scope_key: str, entity_type: str | None, limit: int, offset: int
+    db: Connection, scope_key: str, entity_type: str | None, limit: int, offset: int
 ) -> tuple[list[Entity], int]:
     """One page of a scope's entities by name, and how many there are in all."""
     where, params = "scope_key = ?", [scope_key]
@@ -136,13 +137,21 @@ async def list_entities(
     return [_entity(row) for row in await cursor.fetchall()], total
 
 
-async def search_entities(db: aiosqlite.Connection, scope_key: str, query: str, limit: int) -> list[Entity]:
+async def search_entities(db: Connection, scope_key: str, query: str, limit: int) -> list[Entity]:
     """Entities whose name, type or properties match the query's words (BM25, name weighted highest)."""
     words = q.terms(query)
     if not words:
         return []
+    columns = ", ".join("e." + c.strip() for c in ENTITY_COLUMNS.split(","))
+    if is_postgres(db):
+        cursor = await db.execute(
+            f"SELECT {columns} FROM entities e, (SELECT {tsquery(words)} AS query) q WHERE e.search_tsv @@ q.query"
+            " AND e.scope_key = ? ORDER BY ts_rank(e.search_tsv, q.query) DESC, e.seq LIMIT ?",
+            (*words, scope_key, limit),
+        )
+        return [_entity(row) for row in await cursor.fetchall()]
     cursor = await db.execute(
-        f"SELECT {', '.join('e.' + c.strip() for c in ENTITY_COLUMNS.split(','))} FROM entities_fts"
+        f"SELECT {columns} FROM entities_fts"
         " JOIN entities e ON e.seq = entities_fts.rowid"
         " WHERE entities_fts MATCH ? AND e.scope_key = ? ORDER BY bm25(entities_fts, 4.0, 1.0, 1.0), e.seq LIMIT ?",
         (fts_match(words), scope_key, limit),
@@ -150,19 +159,19 @@ async def search_entities(db: aiosqlite.Connection, scope_key: str, query: str, 
     return [_entity(row) for row in await cursor.fetchall()]
 
 
-async def delete_entity(db: aiosqlite.Connection, entity_id: str) -> None:
+async def delete_entity(db: Connection, entity_id: str) -> None:
     """Remove an entity, its edges and its fact links (the facts themselves stay)."""
     await db.execute("DELETE FROM entities WHERE id = ?", (entity_id,))
 
 
-async def check_ends(db: aiosqlite.Connection, scope_key: str, ids: Sequence[str]) -> None:
+async def check_ends(db: Connection, scope_key: str, ids: Sequence[str]) -> None:
     """Every id must name an entity of the scope."""
     if missing := await missing_entities(db, scope_key, ids):
         shown = ", ".join(repr(m) for m in missing[:5]) + (" ..." if len(missing) > 5 else "")
         raise NotFoundError(f"no entity {shown} in this (user, agent) scope")
 
 
-async def relate(db: aiosqlite.Connection, edges: Sequence[Edge], scope_key: str) -> list[Edge]:
+async def relate(db: Connection, edges: Sequence[Edge], scope_key: str) -> list[Edge]:
     """Upsert edges: an existing (source, target, relation) keeps its id and creation time, takes the new properties."""
     for edge in edges:
         if edge.source == edge.target:
@@ -190,14 +199,14 @@ async def relate(db: aiosqlite.Connection, edges: Sequence[Edge], scope_key: str
     return [_edge(row)]
 
 
-async def unrelate(db: aiosqlite.Connection, source: str, target: str, relation: str) -> bool:
+async def unrelate(db: Connection, source: str, target: str, relation: str) -> bool:
     cursor = await db.execute(
         "DELETE FROM edges WHERE source_id = ? AND target_id = ? AND relation = ?", (source, target, relation)
     )
-    return cursor.rowcount > 0
+    return int(cursor.rowcount) > 0
 
 
-async def edges_of(db: aiosqlite.Connection, entity_id: str, end: str, limit: int) -> list[Edge]:
+async def edges_of(db: Connection, entity_id: str, end: str, limit: int) -> list[Edge]:
     column = "source_id" if end == "source" else "target_id"
     cursor = await db.execute(
         f"SELECT {EDGE_COLUMNS} FROM edges WHERE {column} = ? ORDER BY seq LIMIT ?", (entity_id, limit)
@@ -206,7 +215,7 @@ async def edges_of(db: aiosqlite.Connection, entity_id: str, end: str, limit: in
 
 
 async def neighbors(
-    db: aiosqlite.Connection, entity_id: str, relation: str | None, direction: Direction, depth: int, limit: int
+    db: Connection, entity_id: str, relation: str | None, direction: Direction, depth: int, limit: int
 ) -> list[Edge]:
     """The edges of a breadth-first walk of ``depth`` hops, nearest first.
 
@@ -221,35 +230,36 @@ async def neighbors(
         "both": "SELECT CASE WHEN e.source_id = w.node THEN e.target_id ELSE e.source_id END, w.depth + 1"
         " FROM walk w JOIN edges e ON (e.source_id = w.node OR e.target_id = w.node)",
     }[direction]
-    related = " AND e.relation = :relation" if relation is not None else ""
-    recursive = f"{step} WHERE w.depth < :last{related}"
+    related = " AND e.relation = ?" if relation is not None else ""
+    recursive = f"{step} WHERE w.depth < ?{related}"
     ends = []
     if direction in ("out", "both"):
         ends.append(f"SELECT e.seq, r.depth FROM reached r JOIN edges e ON e.source_id = r.node{related}")
     if direction in ("in", "both"):
         ends.append(f"SELECT e.seq, r.depth FROM reached r JOIN edges e ON e.target_id = r.node{related}")
     sql = (
-        f"WITH RECURSIVE walk(node, depth) AS (SELECT :start, 0 UNION {recursive}),"
-        " reached(node, depth) AS (SELECT node, MIN(depth) FROM walk GROUP BY node HAVING MIN(depth) < :depth),"
-        f" found(seq, depth) AS (SELECT seq, MIN(depth) FROM ({' UNION ALL '.join(ends)}) GROUP BY seq),"
+        f"WITH RECURSIVE walk(node, depth) AS (SELECT CAST(? AS TEXT), 0 UNION {recursive}),"
+        " reached(node, depth) AS (SELECT node, MIN(depth) FROM walk GROUP BY node HAVING MIN(depth) < ?),"
+        f" found(seq, depth) AS (SELECT seq, MIN(depth) FROM ({' UNION ALL '.join(ends)}) AS ends GROUP BY seq),"
         # Cut to the limit before reading whole rows: a walk past a hub finds thousands of edges.
-        " kept(seq, depth) AS (SELECT seq, depth FROM found ORDER BY depth, seq LIMIT :limit)"
+        " kept(seq, depth) AS (SELECT seq, depth FROM found ORDER BY depth, seq LIMIT ?)"
         f" SELECT {', '.join('x.' + c.strip() for c in EDGE_COLUMNS.split(','))}, kept.depth FROM kept"
         " JOIN edges x ON x.seq = kept.seq ORDER BY kept.depth, kept.seq"
     )
-    params = {"start": entity_id, "last": depth - 1, "depth": depth, "relation": relation, "limit": limit}
+    by_relation = [relation] if relation is not None else []
+    params = [entity_id, depth - 1, *by_relation, depth, *by_relation * len(ends), limit]
     cursor = await db.execute(sql, params)
     return [_edge(row[:9], int(row[9])) for row in await cursor.fetchall()]
 
 
-async def link_count(db: aiosqlite.Connection, entity_id: str) -> int:
+async def link_count(db: Connection, entity_id: str) -> int:
     cursor = await db.execute("SELECT COUNT(*) FROM fact_entities WHERE entity_id = ?", (entity_id,))
     row = await cursor.fetchone()
     return int(row[0]) if row else 0
 
 
 async def recall(
-    db: aiosqlite.Connection, scope_key: str, opts: RecallOptions, candidates: int
+    db: Connection, scope_key: str, opts: RecallOptions, candidates: int
 ) -> list[tuple[Fact, float]]:
     """Current facts of the scope under ``opts``'s filters, with BM25 relevance (1.0 without a query).
 
@@ -257,7 +267,8 @@ async def recall(
     ``candidates`` rows: the best BM25 matches, or the most salient when there is no query.
     """
     # With entities, their links drive the query (unary + keeps the planner off the scope index).
-    where = ["+f.scope_key = ?" if opts.entity_ids else "f.scope_key = ?", "f.superseded_at IS NULL"]
+    by_links = opts.entity_ids and not is_postgres(db)
+    where = ["+f.scope_key = ?" if by_links else "f.scope_key = ?", "f.superseded_at IS NULL"]
     params: list[object] = [scope_key]
     if opts.memory_type is not None:
         where.append("f.memory_type = ?")
@@ -267,12 +278,19 @@ async def recall(
         where.append(f"f.id IN (SELECT fact_id FROM fact_entities WHERE entity_id IN ({marks}))")
         params += opts.entity_ids
     for tag in dict.fromkeys(opts.tags):
-        where.append("EXISTS (SELECT 1 FROM json_each(f.tags) WHERE value = ?)")
+        where.append(json_array_has(db, "f.tags"))
         params.append(tag)
     words = q.terms(opts.query) if opts.query else []
     if opts.query and not words:
         return []  # a query of stop words only matches nothing
-    if words:
+    if words and is_postgres(db):
+        sql = (
+            f"SELECT {_QUALIFIED_FACT_COLUMNS}, ts_rank(f.text_tsv, q.query) AS rank FROM facts f,"
+            f" (SELECT {tsquery(words)} AS query) q WHERE f.text_tsv @@ q.query AND {' AND '.join(where)}"
+            " ORDER BY rank DESC, f.seq LIMIT ?"
+        )
+        params = [*words, *params]
+    elif words:
         sql = (
             f"SELECT {_QUALIFIED_FACT_COLUMNS}, -bm25(facts_fts) FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid"
             f" WHERE facts_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(facts_fts), f.seq LIMIT ?"
@@ -288,27 +306,28 @@ async def recall(
     return [(fact_from_row(row[:width]), float(row[width])) for row in await cursor.fetchall()]
 
 
-async def touch(db: aiosqlite.Connection, ids: Sequence[str], boost: float, now: datetime) -> int:
+async def touch(db: Connection, ids: Sequence[str], boost: float, now: datetime) -> int:
     """Count an access of each fact: access count + 1, last access now, salience + boost (at most 1)."""
     cursor = await db.executemany(
-        "UPDATE facts SET access_count = access_count + 1, last_accessed_at = ?, salience = MIN(1.0, salience + ?)"
-        " WHERE id = ?",
-        [(to_text(now), boost, fact_id) for fact_id in dict.fromkeys(ids)],
+        "UPDATE facts SET access_count = access_count + 1, last_accessed_at = ?,"
+        " salience = CASE WHEN salience + ? > 1.0 THEN 1.0 ELSE salience + ? END WHERE id = ?",
+        [(to_text(now), boost, boost, fact_id) for fact_id in dict.fromkeys(ids)],
     )
-    return cursor.rowcount
+    return int(cursor.rowcount)
 
 
-async def decay_all(db: aiosqlite.Connection, scope_key: str, factor: float) -> int:
+async def decay_all(db: Connection, scope_key: str, factor: float) -> int:
     """Multiply the salience of every current fact of the scope by ``factor``."""
     cursor = await db.execute(
-        "UPDATE facts SET salience = MAX(0.0, MIN(1.0, salience * ?)) WHERE scope_key = ? AND superseded_at IS NULL",
-        (factor, scope_key),
+        "UPDATE facts SET salience = CASE WHEN salience * ? > 1.0 THEN 1.0 WHEN salience * ? < 0.0 THEN 0.0"
+        " ELSE salience * ? END WHERE scope_key = ? AND superseded_at IS NULL",
+        (factor, factor, factor, scope_key),
     )
-    return cursor.rowcount
+    return int(cursor.rowcount)
 
 
 async def consolidated(
-    db: aiosqlite.Connection, new_id: str, old_ids: Sequence[str], factor: float, now: datetime
+    db: Connection, new_id: str, old_ids: Sequence[str], factor: float, now: datetime
 ) -> None:
     """Record that ``new_id`` CONSOLIDATES ``old_ids`` and fade the sources' salience by ``factor``."""
     await db.executemany(
@@ -318,7 +337,7 @@ async def consolidated(
     await db.executemany("UPDATE facts SET salience = salience * ? WHERE id = ?", [(factor, old) for old in old_ids])
 
 
-async def stats(db: aiosqlite.Connection, scope_key: str) -> GraphStats:
+async def stats(db: Connection, scope_key: str) -> GraphStats:
     async def one(sql: str) -> int:
         cursor = await db.execute(sql, (scope_key,))
         row = await cursor.fetchone()
@@ -341,13 +360,13 @@ async def stats(db: aiosqlite.Connection, scope_key: str) -> GraphStats:
     )
 
 
-class SQLiteGraphStore:
-    """The graph methods of `SQLiteMemoryStore` (mixed in; every write is one transaction)."""
+class GraphMethods:
+    """The graph methods of a store (mixed in; every write is one transaction)."""
 
-    def _read(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
+    def _sql_read(self) -> AbstractAsyncContextManager[Connection]:
         raise NotImplementedError
 
-    def _write(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
+    def _sql_write(self) -> AbstractAsyncContextManager[Connection]:
         raise NotImplementedError
 
     async def create_entities(self, entities: Sequence[Entity]) -> None:
@@ -355,37 +374,37 @@ class SQLiteGraphStore:
         if len(scopes) > 1:
             raise InvalidInputError("create_entities takes entities of one (user, agent) scope at a time")
         if entities:
-            async with self._write() as db:
+            async with self._sql_write() as db:
                 await create_entities(db, entities, fact_key(*scopes.pop()))
 
     async def entity(self, entity_id: str) -> Entity | None:
-        async with self._read() as db:
+        async with self._sql_read() as db:
             return await entity(db, entity_id)
 
     async def entities_by_id(self, ids: Sequence[str]) -> list[Entity]:
-        async with self._read() as db:
+        async with self._sql_read() as db:
             return await entities_by_id(db, ids)
 
     async def entity_by_name(self, user: str, agent: str, name: str) -> Entity | None:
-        async with self._read() as db:
+        async with self._sql_read() as db:
             return await entity_by_name(db, fact_key(user, agent), name)
 
     async def update_entity(self, updated: Entity) -> None:
-        async with self._write() as db:
+        async with self._sql_write() as db:
             await update_entity(db, updated)
 
     async def list_entities(
         self, user: str, agent: str, entity_type: str | None, limit: int, offset: int
     ) -> tuple[list[Entity], int]:
-        async with self._read() as db:
+        async with self._sql_read() as db:
             return await list_entities(db, fact_key(user, agent), entity_type, limit, offset)
 
     async def search_entities(self, user: str, agent: str, query: str, limit: int) -> list[Entity]:
-        async with self._read() as db:
+        async with self._sql_read() as db:
             return await search_entities(db, fact_key(user, agent), query, limit)
 
     async def delete_entity(self, entity_id: str) -> None:
-        async with self._write() as db:
+        async with self._sql_write() as db:
             await delete_entity(db, entity_id)
 
     async def relate(self, edges: Sequence[Edge]) -> list[Edge]:
@@ -394,38 +413,38 @@ class SQLiteGraphStore:
             raise InvalidInputError("relate takes edges of one (user, agent) scope at a time")
         if not edges:
             return []
-        async with self._write() as db:
+        async with self._sql_write() as db:
             return await relate(db, edges, fact_key(*scopes.pop()))
 
     async def unrelate(self, source: str, target: str, relation: str) -> bool:
-        async with self._write() as db:
+        async with self._sql_write() as db:
             return await unrelate(db, source, target, relation)
 
     async def edges_of(self, entity_id: str, end: str, limit: int) -> list[Edge]:
-        async with self._read() as db:
+        async with self._sql_read() as db:
             return await edges_of(db, entity_id, end, limit)
 
     async def neighbors(
         self, entity_id: str, relation: str | None, direction: Direction, depth: int, limit: int
     ) -> list[Edge]:
-        async with self._read() as db:
+        async with self._sql_read() as db:
             return await neighbors(db, entity_id, relation, direction, depth, limit)
 
     async def recall(self, user: str, agent: str, opts: RecallOptions, candidates: int) -> list[tuple[Fact, float]]:
-        async with self._read() as db:
+        async with self._sql_read() as db:
             return await recall(db, fact_key(user, agent), opts, candidates)
 
     async def touch_facts(self, fact_ids: Sequence[str], boost: float, now: datetime) -> int:
-        async with self._write() as db:
+        async with self._sql_write() as db:
             return await touch(db, fact_ids, boost, now)
 
     async def decay_all(self, user: str, agent: str, factor: float) -> int:
-        async with self._write() as db:
+        async with self._sql_write() as db:
             return await decay_all(db, fact_key(user, agent), factor)
 
     async def consolidate_facts(self, delta: AddDelta, old_ids: Sequence[str], factor: float) -> DeltaRecord:
         """Apply the consolidated fact's delta, its CONSOLIDATES lineage and the sources' fading, atomically."""
-        async with self._write() as db:
+        async with self._sql_write() as db:
             now = utcnow()
             found = await _current(db, old_ids)
             if missing := [old for old in old_ids if old not in found]:
@@ -440,11 +459,11 @@ class SQLiteGraphStore:
             return record
 
     async def graph_stats(self, user: str, agent: str) -> GraphStats:
-        async with self._read() as db:
+        async with self._sql_read() as db:
             return await stats(db, fact_key(user, agent))
 
 
-async def _current(db: aiosqlite.Connection, ids: Sequence[str]) -> dict[str, str]:
+async def _current(db: Connection, ids: Sequence[str]) -> dict[str, str]:
     """fact id -> scope key of the current (not superseded, not forgotten) facts among ``ids``."""
     marks = ", ".join("?" for _ in ids)
     cursor = await db.execute(

@@ -1,31 +1,35 @@
-"""The conflict side of the SQLite store: remember's write, the decision log, judging, purges.
+"""The conflict side of the stores: remember's write, the decision log, judging, purges.
 
-Every function runs on a connection the caller holds inside a transaction.
+Written once for SQLite and PostgreSQL (see `memstrata.store.sql`). Every function runs on
+a connection the caller holds inside a transaction; `ConflictMethods` are the store methods.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
+from typing import Any
 
-import aiosqlite
 import orjson
 
-from memstrata._time import from_text, to_text
+from memstrata._time import from_text, to_text, utcnow
 from memstrata.conflicts import text_hash
 from memstrata.errors import FactConflictError, NotFoundError
 from memstrata.models import DeltaRecord, Fact, MemoryDelta, NoopDelta
 from memstrata.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from memstrata.scope import fact_key, fact_pattern, key_range
-from memstrata.store import sql_facts, sqlite_search
+from memstrata.store import sql_facts, sql_search
 from memstrata.store.rows import FACT_COLUMNS, dumps, fact_from_row
-from memstrata.store.sqlite_search import Matrix
+from memstrata.store.sql import Connection, is_postgres, json_array_has
+from memstrata.store.sql_search import Matrix
 
 CONFLICT_COLUMNS = (
     "id, user_id, agent_id, kind, stage, zone, cosine, reason, fact_id, matched_ids, candidate_text, decided_at"
 )
 
 
-async def current_by_hash(db: aiosqlite.Connection, user: str, agent: str, digest: str) -> Fact | None:
+async def current_by_hash(db: Connection, user: str, agent: str, digest: str) -> Fact | None:
     """A current (active or pending) fact of exactly this scope with this canonical-text hash."""
     cursor = await db.execute(
         f"SELECT {FACT_COLUMNS} FROM facts WHERE scope_key = ? AND text_hash = ? AND superseded_at IS NULL"
@@ -37,7 +41,7 @@ async def current_by_hash(db: aiosqlite.Connection, user: str, agent: str, diges
 
 
 async def remember(
-    db: aiosqlite.Connection,
+    db: Connection,
     delta: MemoryDelta,
     decision: ConflictDecision,
     now: datetime,
@@ -53,6 +57,9 @@ async def remember(
     """
     record: DeltaRecord | None = None
     seq: int | None = None
+    if is_postgres(db):  # concurrent remembers of one text in one scope take turns from here to the commit
+        key = fact_key(decision.user, decision.agent) + text_hash(decision.candidate_text)
+        await db.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
     if decision.kind != "dedup":
         twin = await current_by_hash(db, decision.user, decision.agent, text_hash(decision.candidate_text))
         if twin is not None:
@@ -80,16 +87,20 @@ async def remember(
     return decision, record, seq
 
 
-async def _save_vector(db: aiosqlite.Connection, seq: int, model: str, vector: Matrix) -> None:
-    """Store the new fact's vector; move the model's index position past it only if no older fact waits."""
-    position = await sqlite_search.index_position(db, "fact", model)
+async def _save_vector(db: Connection, seq: int, model: str, vector: Matrix) -> None:
+    """Store the new fact's vector; move the model's index position past it only if no older fact waits.
+
+    On PostgreSQL an older fact may still be uncommitted (invisible here), so the position
+    stays for the indexer to move; the vector is searchable there as soon as it commits.
+    """
+    position = await sql_search.index_position(db, "fact", model)
     cursor = await db.execute("SELECT EXISTS (SELECT 1 FROM facts WHERE seq > ? AND seq < ?)", (position, seq))
     row = await cursor.fetchone()
-    waiting = bool(row and row[0])
-    await sqlite_search.save_vectors(db, "fact", model, [seq], vector.reshape(1, -1), upto=position if waiting else seq)
+    waiting = bool(row and row[0]) or is_postgres(db)
+    await sql_search.save_vectors(db, "fact", model, [seq], vector.reshape(1, -1), upto=position if waiting else seq)
 
 
-async def log_decision(db: aiosqlite.Connection, decision: ConflictDecision) -> None:
+async def log_decision(db: Connection, decision: ConflictDecision) -> None:
     await db.execute(
         f"INSERT INTO fact_conflicts (scope_key, {CONFLICT_COLUMNS}) VALUES ({', '.join(['?'] * 13)})",
         (
@@ -111,13 +122,13 @@ async def log_decision(db: aiosqlite.Connection, decision: ConflictDecision) -> 
 
 
 async def conflicts(
-    db: aiosqlite.Connection, user: str, agent: str | None, limit: int, fact_id: str | None = None
+    db: Connection, user: str, agent: str | None, limit: int, fact_id: str | None = None
 ) -> list[ConflictDecision]:
     """The decision log of a scope (``agent=None``: every agent), oldest first."""
     low, high = key_range(fact_pattern(user, agent))
     clause, params = "scope_key >= ? AND scope_key < ?", [low, high]
     if fact_id is not None:
-        clause += " AND (fact_id = ? OR EXISTS (SELECT 1 FROM json_each(matched_ids) WHERE value = ?))"
+        clause += f" AND (fact_id = ? OR {json_array_has(db, 'matched_ids')})"
         params += [fact_id, fact_id]
     cursor = await db.execute(
         f"SELECT {CONFLICT_COLUMNS} FROM fact_conflicts WHERE {clause} ORDER BY seq LIMIT ?", (*params, limit)
@@ -125,7 +136,7 @@ async def conflicts(
     return [_decision(row) for row in await cursor.fetchall()]
 
 
-def _decision(row: aiosqlite.Row) -> ConflictDecision:
+def _decision(row: Sequence[Any]) -> ConflictDecision:
     return ConflictDecision(
         id=row[0], user=row[1], agent=row[2], kind=row[3], stage=row[4], zone=row[5], cosine=row[6], reason=row[7],
         fact_id=row[8], matched_ids=orjson.loads(row[9]), candidate_text=row[10], decided_at=from_text(row[11]),
@@ -133,7 +144,7 @@ def _decision(row: aiosqlite.Row) -> ConflictDecision:
 
 
 async def resolve_pending(
-    db: aiosqlite.Connection, pending: Fact, verdict: JudgeVerdict, now: datetime
+    db: Connection, pending: Fact, verdict: JudgeVerdict, now: datetime
 ) -> ConflictDecision:
     """Apply a judge's verdict to a pending fact and log it."""
     cursor = await db.execute("SELECT status FROM facts WHERE id = ?", (pending.id,))
@@ -168,7 +179,7 @@ async def resolve_pending(
     return decision
 
 
-async def purge(db: aiosqlite.Connection, fact_id: str, reason: str, now: datetime) -> PurgeRecord:
+async def purge(db: Connection, fact_id: str, reason: str, now: datetime) -> PurgeRecord:
     """Remove a fact and every version of its supersede chain for good; redact their audit rows."""
     chain = await sql_facts.history(db, fact_id)
     if not chain:
@@ -182,7 +193,7 @@ async def purge(db: aiosqlite.Connection, fact_id: str, reason: str, now: dateti
     await db.execute(f"DELETE FROM facts WHERE id IN ({marks})", ids)  # fact_sources cascade, FTS by trigger
     await db.execute(
         f"UPDATE fact_conflicts SET candidate_text = '[purged]' WHERE fact_id IN ({marks})"
-        f" OR EXISTS (SELECT 1 FROM json_each(matched_ids) WHERE value IN ({marks}))",
+        f" OR {json_array_has(db, 'matched_ids', len(ids))}",
         ids + ids,
     )
     await _redact_deltas(db, ids)
@@ -194,7 +205,7 @@ async def purge(db: aiosqlite.Connection, fact_id: str, reason: str, now: dateti
     return record
 
 
-async def _redact_deltas(db: aiosqlite.Connection, ids: list[str]) -> None:
+async def _redact_deltas(db: Connection, ids: list[str]) -> None:
     """The deltas that wrote these facts keep their provenance but lose the payload."""
     marks = ", ".join("?" for _ in ids)
     cursor = await db.execute(f"SELECT delta_id, body FROM delta_log WHERE fact_id IN ({marks})", ids)
@@ -205,7 +216,7 @@ async def _redact_deltas(db: aiosqlite.Connection, ids: list[str]) -> None:
         await db.execute("UPDATE delta_log SET body = ? WHERE delta_id = ?", (orjson.dumps(data).decode(), delta_id))
 
 
-async def purges(db: aiosqlite.Connection, user: str) -> list[PurgeRecord]:
+async def purges(db: Connection, user: str) -> list[PurgeRecord]:
     cursor = await db.execute(
         "SELECT id, fact_ids, user_id, agent_id, reason, purged_at FROM purges WHERE user_id = ? ORDER BY seq", (user,)
     )
@@ -213,3 +224,45 @@ async def purges(db: aiosqlite.Connection, user: str) -> list[PurgeRecord]:
         PurgeRecord(id=r[0], fact_ids=orjson.loads(r[1]), user=r[2], agent=r[3], reason=r[4], purged_at=from_text(r[5]))
         for r in await cursor.fetchall()
     ]
+
+
+class ConflictMethods:
+    """The conflict methods of a store (mixed in; every write is one transaction)."""
+
+    def _sql_read(self) -> AbstractAsyncContextManager[Connection]:
+        raise NotImplementedError
+
+    def _sql_write(self) -> AbstractAsyncContextManager[Connection]:
+        raise NotImplementedError
+
+    async def current_by_hash(self, user: str, agent: str, digest: str) -> Fact | None:
+        async with self._sql_read() as db:
+            return await current_by_hash(db, user, agent, digest)
+
+    async def remember(
+        self, delta: MemoryDelta, decision: ConflictDecision, vector: tuple[str, Matrix] | None = None
+    ) -> tuple[ConflictDecision, DeltaRecord | None, int | None]:
+        async with self._sql_write() as db:
+            return await remember(db, delta, decision, decision.decided_at, vector)
+
+    async def conflicts(
+        self, user: str, agent: str | None, *, limit: int = 100, fact_id: str | None = None
+    ) -> list[ConflictDecision]:
+        async with self._sql_read() as db:
+            return await conflicts(db, user, agent, limit, fact_id)
+
+    async def resolve_pending(self, pending: Fact, verdict: JudgeVerdict) -> ConflictDecision:
+        async with self._sql_write() as db:
+            return await resolve_pending(db, pending, verdict, utcnow())
+
+    async def log_decision(self, decision: ConflictDecision) -> None:
+        async with self._sql_write() as db:
+            await log_decision(db, decision)
+
+    async def purge(self, fact_id: str, reason: str) -> PurgeRecord:
+        async with self._sql_write() as db:
+            return await purge(db, fact_id, reason, utcnow())
+
+    async def purges(self, user: str) -> list[PurgeRecord]:
+        async with self._sql_read() as db:
+            return await purges(db, user)
