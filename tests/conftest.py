@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -55,33 +56,37 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
-    """A fresh, empty database on the test server for one test; dropped afterwards."""
+    """A fresh, empty database on the test server for one test (a postgresql:// URL); dropped afterwards."""
     import psycopg
-    from psycopg.conninfo import make_conninfo
+    from psycopg.conninfo import conninfo_to_dict
 
     name = f"memstrata_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(postgres_server, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]  # a generated identifier
+    parts = conninfo_to_dict(postgres_server)
+    credentials = f"{parts.get('user', 'postgres')}" + (f":{parts['password']}" if parts.get("password") else "")
     try:
-        yield make_conninfo(postgres_server, dbname=name)
+        host, port = quote(str(parts.get("host", "localhost")), safe=""), parts.get("port", 5432)
+        yield f"postgresql://{credentials}@/{name}?host={host}&port={port}"  # host may be a socket directory
     finally:
         with psycopg.connect(postgres_server, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-async def mem_on_both(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Memory]:
+def memory_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a test's memory lives: a SQLite file, then a fresh PostgreSQL database (the store contract)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'memory.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+async def mem_on_both(memory_url: str) -> AsyncIterator[Memory]:
     """A `Memory` on SQLite, then on PostgreSQL, embedder off: for the tests of the store contract."""
     from memstrata import MemoryConfig
-    from memstrata.store.postgres import PostgresMemoryStore
 
-    config = MemoryConfig(embedder="none")
-    if request.param == "sqlite":
-        opened = await Memory.open(f"sqlite:///{tmp_path / 'contract.db'}", config=config)
-    else:
-        store = PostgresMemoryStore(request.getfixturevalue("postgres_url"))
-        await store.bootstrap()
-        opened = Memory(store, config)  # type: ignore[arg-type]  # the parts of Store PostgreSQL has so far
+    opened = await Memory.open(memory_url, config=MemoryConfig(embedder="none"))
     yield opened
     await opened.close()
 

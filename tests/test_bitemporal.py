@@ -30,7 +30,7 @@ async def replay(url: str | None, ops: list[tuple[str, int]]) -> None:
         import psycopg
 
         with psycopg.connect(url, autocommit=True) as db:
-            db.execute("TRUNCATE facts, fact_sources, lineage, delta_log")
+            db.execute("TRUNCATE facts, fact_sources, lineage, delta_log CASCADE")
     mem = Memory(store, config=MemoryConfig(url="sqlite:///:memory:", embedder="none"))  # type: ignore[arg-type]
     snapshots: list[tuple[datetime, set[str], dict[str, str]]] = []
     written = 0

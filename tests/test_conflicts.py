@@ -37,10 +37,8 @@ ALEX = Scope(user="alex", agent="a")
 
 
 @pytest.fixture
-async def mem(tmp_path: Path) -> AsyncIterator[Memory]:
-    async with await Memory.open(
-        config=MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False)
-    ) as memory:
+async def mem(memory_url: str) -> AsyncIterator[Memory]:
+    async with await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False)) as memory:
         yield memory
 
 
@@ -93,8 +91,8 @@ async def test_each_stage_decides(mem: Memory) -> None:
     assert [r.rule_id for r in await mem.semantic.deltas(limit=10)] == ["remember"] * 6  # one audit trail
 
 
-async def test_hot_zone_always_dedups_and_thresholds_are_configurable(tmp_path: Path) -> None:
-    strict = MemoryConfig(url=f"sqlite:///{tmp_path / 's.db'}", index_in_background=False,
+async def test_hot_zone_always_dedups_and_thresholds_are_configurable(memory_url: str) -> None:
+    strict = MemoryConfig(url=memory_url, index_in_background=False,
                           conflicts=ConflictThresholds(hot=0.5, near_dup=0.45, conflict_check=0.4))  # fmt: skip
     async with await Memory.open(config=strict) as mem:
         await mem.semantic.remember(ALEX, "I enjoy long mountain hikes")
@@ -250,7 +248,7 @@ async def test_consolidation_deltas_and_remember_share_one_write_path(mem: Memor
     assert [r.rule_id for r in await mem.semantic.deltas()] == ["nightly", "remember"]
 
 
-async def test_a_second_locale_pack(tmp_path: Path) -> None:
+async def test_a_second_locale_pack(memory_url: str, tmp_path: Path) -> None:
     define_locale_pack({
         "name": "de",
         "change_markers": [r"\bumgezogen\b", r"\bnicht mehr\b"],
@@ -261,7 +259,7 @@ async def test_a_second_locale_pack(tmp_path: Path) -> None:
             {"pattern": r"(?P<subject>\w+) (?:bin|ist) nach (?P<object>.+?) umgezogen", "predicate": "lives_in"},
         ],
     })  # fmt: skip
-    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'de.db'}", index_in_background=False, locale="de")
+    config = MemoryConfig(url=memory_url, index_in_background=False, locale="de")
     async with await Memory.open(config=config) as mem:
         old = await mem.semantic.remember(ALEX, "Ich wohne in Berlin")
         moved = await mem.semantic.remember_with_decision(ALEX, "Ich bin nach Hamburg umgezogen")
@@ -302,8 +300,8 @@ async def test_a_triple_given_by_the_caller_is_used(mem: Memory) -> None:
     assert (new.kind, new.stage, new.matched_ids) == ("supersede", "subject_predicate", [old.id])
 
 
-async def test_another_process_drops_its_cache_after_a_purge(tmp_path: Path) -> None:
-    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'shared.db'}", index_in_background=False)
+async def test_another_process_drops_its_cache_after_a_purge(memory_url: str) -> None:
+    config = MemoryConfig(url=memory_url, index_in_background=False)
     async with await Memory.open(config=config) as writer, await Memory.open(config=config) as reader:
         fact = await writer.semantic.remember(ALEX, "My locker code is 4711")
         assert [h.record.id for h in await reader.semantic.search(ALEX, "locker code")] == [fact.id]

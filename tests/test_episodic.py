@@ -17,6 +17,11 @@ from memstrata import (
 
 
 @pytest.fixture
+def mem(mem_on_both: Memory) -> Memory:
+    return mem_on_both
+
+
+@pytest.fixture
 async def filled(mem: Memory) -> Memory:
     minute = 0
     for session in ("S1", "S2"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -37,8 +38,8 @@ NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 @pytest.fixture
-async def mem(tmp_path: Path) -> AsyncIterator[Memory]:
-    m = await Memory.open(f"sqlite:///{tmp_path / 'g.db'}", config=MemoryConfig(embedder="none"))
+async def mem(memory_url: str) -> AsyncIterator[Memory]:
+    m = await Memory.open(memory_url, config=MemoryConfig(embedder="none"))
     yield m
     await m.close()
 
@@ -192,14 +193,14 @@ async def test_neighbors_by_depth_direction_and_relation(mem: Memory) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edges=st.sets(st.tuples(st.integers(0, 7), st.integers(0, 7)).filter(lambda e: e[0] != e[1]), max_size=30),
        depth=st.integers(1, 4))  # fmt: skip
-def test_walks_match_a_reference_bfs_and_never_repeat(tmp_path_factory: pytest.TempPathFactory,
-                                                      edges: set[tuple[int, int]], depth: int) -> None:  # fmt: skip
+def test_walks_match_a_reference_bfs_and_never_repeat(memory_url: str, edges: set[tuple[int, int]],
+                                                      depth: int) -> None:  # fmt: skip
     """Random graphs, cycles included: each edge once, at the BFS distance of its nearer end."""
-    path = tmp_path_factory.mktemp("walk") / "g.db"
-    with SyncMemory.open(f"sqlite:///{path}", config=MemoryConfig(embedder="none")) as mem:
-        made = mem.graph.create_entities(ALEX, [{"name": f"n{i}", "entity_type": "node"} for i in range(8)])
+    scope = Scope(user=uuid.uuid4().hex, agent="a")  # each example its own graph in the one database
+    with SyncMemory.open(memory_url, config=MemoryConfig(embedder="none")) as mem:
+        made = mem.graph.create_entities(scope, [{"name": f"n{i}", "entity_type": "node"} for i in range(8)])
         ids = [e.id for e in made]
-        mem.graph.relate_many(ALEX, [(ids[a], ids[b], "LINK") for a, b in edges])
+        mem.graph.relate_many(scope, [(ids[a], ids[b], "LINK") for a, b in edges])
         found = mem.graph.neighbors(ids[0], direction="both", depth=depth)
     distance = {0: 0}
     frontier = [0]

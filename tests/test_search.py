@@ -24,8 +24,8 @@ TEXTS = {
 
 
 @pytest.fixture
-async def filled(tmp_path: Path) -> AsyncIterator[Memory]:
-    mem = await Memory.open(config=MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False))
+async def filled(memory_url: str) -> AsyncIterator[Memory]:
+    mem = await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False))
     episodes = [
         ep(key, text, minutes=i).model_copy(update={"source_node": "alex"})
         for i, (key, text) in enumerate(TEXTS.items())
@@ -99,8 +99,8 @@ async def test_facts_are_searched_current_or_as_of(filled: Memory) -> None:
     assert {h.tier for h in both} == {"episodic", "semantic"}
 
 
-async def test_source_named_in_the_query_is_a_boost_not_a_keyword(tmp_path: Path) -> None:
-    mem = await Memory.open(config=MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False))
+async def test_source_named_in_the_query_is_a_boost_not_a_keyword(memory_url: str) -> None:
+    mem = await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False))
     turns = [
         ("mel", "Melanie", "I painted a sunrise over the lake"),
         ("car", "Caroline", "I painted my bedroom walls blue"),
@@ -152,11 +152,12 @@ async def test_huge_queries_and_bad_k(filled: Memory) -> None:
     assert await filled.search(Scope(user="alex"), '"; DROP TABLE episodes; -- OR NEAR(', k=1) is not None
 
 
+@pytest.mark.parametrize("memory_url", ["sqlite"], indirect=True)  # PostgreSQL's vector type refuses such rows
 async def test_corrupt_vector_rows_are_skipped(
     filled: Memory, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     await filled.index()
-    with sqlite3.connect(tmp_path / "m.db") as db:
+    with sqlite3.connect(tmp_path / "memory.db") as db:
         db.execute("UPDATE vectors SET vector = x'00' WHERE seq = (SELECT seq FROM episodes WHERE id = 'cat')")
     hits = await filled.search(Scope(user="alex"), "feline pet called Milo", k=5)
     assert "cat" in ids(hits)  # still found by full text
@@ -171,8 +172,8 @@ async def test_failed_batch_leaves_nothing_searchable(filled: Memory) -> None:
     assert await filled.search(Scope(user="alex"), "zebra", k=3) == []
 
 
-async def test_background_indexing_catches_up(tmp_path: Path) -> None:
-    async with await Memory.open(f"sqlite:///{tmp_path / 'm.db'}") as mem:
+async def test_background_indexing_catches_up(memory_url: str) -> None:
+    async with await Memory.open(memory_url) as mem:
         await mem.episodic.put(ep("e1", "The violin lesson is on Tuesday"), user="u", session="s", agent="a")
         await mem.index()  # waits for whatever the background task has not done yet
         hits = await mem.search(Scope(user="u"), "music class schedule", k=1)
@@ -234,6 +235,7 @@ async def test_cached_vectors_never_resurrect_a_superseded_fact(filled: Memory) 
     assert [h.record.id for h in hits] == [new.fact_id] and hits[0].vector_rank is not None
 
 
+@pytest.mark.parametrize("memory_url", ["sqlite"], indirect=True)  # PostgreSQL: pgvector's index (test below)
 async def test_approximate_index_agrees_with_exact_search(filled: Memory, caplog: pytest.LogCaptureFixture) -> None:
     await filled.index()
     exact = SearchOptions(ann_min_rows=None)
@@ -285,3 +287,46 @@ async def test_new_rows_join_the_graphs_without_changing_results(
             want = ids(await filled.search(alex, query, k=3, options=exact))
             assert ids(await filled.search(alex, query, k=3, options=approximate)) == want
             assert ids(await filled.search(alex, query, k=3, options=approximate, fresh=True)) == want
+
+
+async def test_postgres_ranks_vectors_with_its_hnsw_index(postgres_url: str) -> None:
+    """The engine asks pgvector's HNSW index for candidates; a narrow filter falls back to an exact ranking."""
+    import numpy as np
+    import psycopg
+
+    from memstrata.models.search import SearchFilter
+    from memstrata.store import sql_search
+    from memstrata.store.postgres import PostgresMemoryStore
+
+    store = PostgresMemoryStore(postgres_url)
+    await store.bootstrap()
+    try:
+        dims, n = 32, 3000
+        await store.set_embedder("toy", dims, "active")
+        users = ["many"] * (n - 5) + ["few"] * 5
+        await store.put_many([ep(f"e{i}", f"text {i}").in_scope(u, "s", "a") for i, u in enumerate(users)])
+        gen = np.random.default_rng(3)
+        matrix = gen.standard_normal((n, dims)).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        await store.save_vectors("episode", "toy", list(range(1, n + 1)), matrix, upto=n)
+        query = matrix[7] + 0.1 * gen.standard_normal(dims).astype(np.float32)
+        query /= np.linalg.norm(query)
+        many = SearchFilter(scope=Scope(user="many"))
+        found = await store.nearest_seqs("episode", "toy", dims, many, query, 10)
+        exact = np.argsort(-(matrix[: n - 5] @ query))[:10] + 1
+        assert len(set(found) & set(exact.tolist())) >= 9  # approximate, but close
+        assert max(found, key=lambda seq: found[seq]) == 8
+        assert found[8] == pytest.approx(float(matrix[7] @ query), abs=1e-5)
+        few = await store.nearest_seqs("episode", "toy", dims, SearchFilter(scope=Scope(user="few")), query, 10)
+        assert sorted(few) == list(range(n - 4, n + 1))  # all five, though the index's neighbours are elsewhere
+        clause, params = sql_search.where(None, "episode", many)  # type: ignore[arg-type]
+        by_index, _ = sql_search.nearest_sql("episode", "toy", dims, clause)
+        with psycopg.connect(postgres_url) as db:
+            db.execute("SET enable_seqscan = off")  # a table this small would be scanned; the index must fit
+            plan = db.execute(
+                "EXPLAIN " + by_index.replace("?", "%s"),  # type: ignore[arg-type]
+                (str(query.tolist()), *params, 10),
+            ).fetchall()
+        assert sql_search.hnsw_index("episode", "toy") in " ".join(row[0] for row in plan)
+    finally:
+        await store.close()

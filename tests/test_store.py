@@ -18,6 +18,7 @@ from memstrata import (
     MemoryStore,
     SQLiteMemoryStore,
     Store,
+    StoreUnavailableError,
 )
 from memstrata.store import open_store, sqlite_path
 
@@ -48,8 +49,8 @@ def test_urls() -> None:
     assert sqlite_path("sqlite:///:memory:") == ":memory:"
     with pytest.raises(ConfigurationError):
         sqlite_path("sqlite://relative.db")
-    with pytest.raises(ConfigurationError, match="PostgreSQL"):
-        asyncio.run(open_store("postgresql://localhost/db"))
+    with pytest.raises(StoreUnavailableError, match="cannot connect to postgresql://localhost:1/db"):
+        asyncio.run(open_store("postgresql://localhost:1/db"))  # PostgreSQL URLs open the server store
     with pytest.raises(ConfigurationError, match="unsupported"):
         asyncio.run(open_store("mysql://x"))
 

@@ -57,16 +57,9 @@ def raw(url: str, sql: str) -> None:
         db.execute(sql)  # type: ignore[arg-type]  # fixed test SQL
 
 
-@pytest.fixture(params=BACKENDS)
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'contract.db'}"
-    return str(request.getfixturevalue("postgres_url"))
-
-
 @pytest.fixture
-async def store(url: str) -> AsyncIterator[AnyStore]:
-    opened = make_store(url)
+async def store(memory_url: str) -> AsyncIterator[AnyStore]:
+    opened = make_store(memory_url)
     await opened.bootstrap()
     yield opened
     await opened.close()
@@ -75,15 +68,15 @@ async def store(url: str) -> AsyncIterator[AnyStore]:
 # -- lifecycle ----------------------------------------------------------------------------------
 
 
-async def test_bootstrap_is_idempotent(url: str) -> None:
-    first = make_store(url)
+async def test_bootstrap_is_idempotent(memory_url: str) -> None:
+    first = make_store(memory_url)
     await first.bootstrap()
     await first.put(ep("e1"), user="u", session="s", agent="a")
     await first.bootstrap()
-    second = make_store(url)  # another process opening the same database
+    second = make_store(memory_url)  # another process opening the same database
     await second.bootstrap()
     health = await second.health()
-    latest = sqlite.SCHEMA_VERSION if url.startswith("sqlite:") else postgres.SCHEMA_VERSION
+    latest = sqlite.SCHEMA_VERSION if memory_url.startswith("sqlite:") else postgres.SCHEMA_VERSION
     assert (health.ok, health.fragment_count, health.schema_version) == (True, 1, latest)
     assert health.size_bytes and health.size_bytes > 0 and health.integrity is None
     deep = await second.health(deep=True)
@@ -92,18 +85,18 @@ async def test_bootstrap_is_idempotent(url: str) -> None:
     await second.close()
 
 
-async def test_closed_store_says_so(url: str) -> None:
+async def test_closed_store_says_so(memory_url: str) -> None:
     with pytest.raises(StoreError, match="bootstrap"):
-        await make_store(url).recent("u", limit=1)
+        await make_store(memory_url).recent("u", limit=1)
 
 
-async def test_newer_schema_is_refused(url: str) -> None:
-    store = make_store(url)
+async def test_newer_schema_is_refused(memory_url: str) -> None:
+    store = make_store(memory_url)
     await store.bootstrap()
     await store.close()
-    raw(url, "INSERT INTO schema_version VALUES ('base', 99, 'future', NULL, '2030-01-01T00:00:00.000000Z')")
+    raw(memory_url, "INSERT INTO schema_version VALUES ('base', 99, 'future', NULL, '2030-01-01T00:00:00.000000Z')")
     with pytest.raises(SchemaVersionError, match="99"):
-        await make_store(url).bootstrap()
+        await make_store(memory_url).bootstrap()
 
 
 async def test_migrate_adds_nullable_columns_once(store: AnyStore) -> None:
@@ -209,9 +202,9 @@ async def test_put_many_is_all_or_nothing(store: AnyStore) -> None:
         await store.put_many([ep("e9")])  # an episode without its scope
 
 
-async def test_a_refused_batch_is_a_typed_error_and_leaves_nothing(url: str, store: AnyStore) -> None:
+async def test_a_refused_batch_is_a_typed_error_and_leaves_nothing(memory_url: str, store: AnyStore) -> None:
     batch = [e.in_scope("u", "s", "a") for e in (ep("ok"), ep("nul", "a \x00 byte"))]
-    if url.startswith("sqlite:"):
+    if memory_url.startswith("sqlite:"):
         assert await store.put_many(batch) == 2  # SQLite text holds NUL
         return
     with pytest.raises(StoreError, match="refused"):

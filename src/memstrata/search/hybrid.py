@@ -14,7 +14,9 @@ Per user it searches, the engine caches an in-memory BM25 index of the texts
 (`memstrata.search.lexical`) and the vectors of each model, and reads only rows added
 since. Narrower scopes and other filters become a set of allowed rows (one indexed SQL
 query) applied to those; every candidate is re-checked against the filter before it is
-returned, so nothing changed since it was cached can leak through.
+returned, so nothing changed since it was cached can leak through. A store that ranks
+vectors itself (`VectorSearchStore`: PostgreSQL with pgvector's HNSW index) is asked for
+the vector candidates instead, so app servers keep no vectors in memory.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from memstrata.search.fusion import linear_fusion, rrf_fusion
 from memstrata.search.lexical import Column, LexicalIndex, positions
 from memstrata.search.rerank import Reranker
 from memstrata.store import Store
+from memstrata.store.base import VectorSearchStore
 
 Vector = npt.NDArray[np.float32]
 Explain = Callable[[int, float], dict[str, float | int | None]]
@@ -81,6 +84,7 @@ class _UserIndex:
 class _Gathered:
     """One tier's reads for one search: the user's index, allowed rows, named sources, BM25 hits, vectors."""
 
+    flt: SearchFilter
     index: _UserIndex
     allowed: npt.NDArray[np.int64] | None
     named: list[str]
@@ -125,6 +129,7 @@ class SearchEngine:
         self._users: OrderedDict[tuple[RecordKind, str], _UserIndex] = OrderedDict()
         self._purged = 0  # the purge log's position when the caches were last checked against it
         self._scorer = RuleBasedScorer()
+        self._ranker = store if isinstance(store, VectorSearchStore) else None  # ranks vectors in the store
 
     async def search(
         self,
@@ -184,6 +189,11 @@ class SearchEngine:
         embedder = self.active
         if embedder is None:
             return []
+        if self._ranker is not None:
+            cosine = await self._ranker.nearest_seqs(kind, embedder.model, embedder.dimensions, flt, vector, 8 * k)
+            ranked = sorted(cosine, key=lambda s: (-cosine[s], s))
+            found = await self._store.records(kind, ranked, flt)
+            return [(found[seq], cosine[seq]) for seq in ranked if seq in found][:k]
         index = await self._user(kind, flt.scope.user)
         position = await self._store.index_position(kind, embedder.model)
         seqs, matrix = await self._vectors(kind, index, embedder.model, embedder.dimensions, position)
@@ -222,8 +232,10 @@ class SearchEngine:
         named = q.mentioned(text, names)
         words = q.terms(text, named)
         lexical = await self._lexical(kind, index, flt, words, allowed, opts, last) if opts.use_fulltext else []
-        vecs = {r.model: await self._vectors(kind, index, r.model, r.dimensions, indexed[r.model]) for r in readers}
-        return _Gathered(index, allowed, named, lexical, vecs)
+        vecs = {}
+        if self._ranker is None:
+            vecs = {r.model: await self._vectors(kind, index, r.model, r.dimensions, indexed[r.model]) for r in readers}
+        return _Gathered(flt, index, allowed, named, lexical, vecs)
 
     async def _tier(
         self,
@@ -235,14 +247,22 @@ class SearchEngine:
     ) -> tuple[list[tuple[float, Tier, int]], Explain]:
         kind = KIND_OF_TIER[tier]
         index, allowed, named, lexical, vecs = found.index, found.allowed, found.named, found.lexical, found.vectors
-        cosine = _above(await self._cosines(index, vecs, qvecs, opts, allowed, settled=settled), opts.min_cosine)
+        ranked = self._ranked if self._ranker is not None else None
+        if ranked is not None:
+            cosine = _above(await ranked(kind, found.flt, qvecs, opts.candidates), opts.min_cosine)
+        else:
+            cosine = _above(await self._cosines(index, vecs, qvecs, opts, allowed, settled=settled), opts.min_cosine)
         fused = self._fuse(lexical, cosine, opts)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
-            qvecs = _expand(vecs, qvecs, top, opts.feedback)
-            only = np.asarray(sorted(fused), dtype=np.int64)
-            cosine = _above(await self._cosines(index, vecs, qvecs, opts, only, exact=True), opts.min_cosine)
+            if ranked is not None:
+                qvecs = _expand(await self._stored(kind, qvecs, top), qvecs, top, opts.feedback)
+                cosine = _above(await ranked(kind, found.flt, qvecs, opts.candidates, sorted(fused)), opts.min_cosine)
+            else:
+                qvecs = _expand(vecs, qvecs, top, opts.feedback)
+                only = np.asarray(sorted(fused), dtype=np.int64)
+                cosine = _above(await self._cosines(index, vecs, qvecs, opts, only, exact=True), opts.min_cosine)
             fused = self._fuse(lexical, cosine, opts)
         if kind == "episode":
             fused = await self._boost(fused, named, opts)
@@ -327,6 +347,31 @@ class SearchEngine:
             top = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit] if limit < len(scores) else slice(None)
             _keep_best(best, dict(zip(seqs[top].tolist(), scores[top].tolist(), strict=True)))
         return best
+
+    async def _ranked(
+        self,
+        kind: RecordKind,
+        flt: SearchFilter,
+        qvecs: dict[str, tuple[int, Vector]],
+        limit: int,
+        seqs: Sequence[int] | None = None,
+    ) -> dict[int, float]:
+        """Cosines the store ranks itself: the filter's best ``limit`` per model, or exactly ``seqs``'."""
+        assert self._ranker is not None
+        best: dict[int, float] = {}
+        for model, (dimensions, vector) in qvecs.items():
+            _keep_best(best, await self._ranker.nearest_seqs(kind, model, dimensions, flt, vector, limit, seqs))
+        return best
+
+    async def _stored(
+        self, kind: RecordKind, qvecs: dict[str, tuple[int, Vector]], seqs: list[int]
+    ) -> dict[str, tuple[npt.NDArray[np.int64], Vector]]:
+        """The stored vectors of ``seqs`` per model (ascending seq), read from a store that ranks them."""
+        assert self._ranker is not None
+        return {
+            model: await self._ranker.vectors_of(kind, model, dimensions, sorted(seqs))
+            for model, (dimensions, _) in qvecs.items()
+        }
 
     async def _ann(
         self, index: _UserIndex, model: str, seqs: npt.NDArray[np.int64], matrix: Vector, settled: bool

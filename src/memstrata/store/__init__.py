@@ -28,8 +28,11 @@ async def open_store(url: str) -> Store:
         await store.bootstrap()
         return store
     if url.startswith(("postgresql://", "postgres://")):
-        raise ConfigurationError(
-            "Memory needs the whole store, and the PostgreSQL backend covers episodes, facts and consolidation"
-            " so far (memstrata.store.postgres.PostgresMemoryStore); use a sqlite:/// URL"
-        )
-    raise ConfigurationError(f"unsupported memory URL {url!r}: use sqlite:///path/to/file.db")
+        from memstrata.store.postgres import PostgresMemoryStore  # needs the postgres extra
+
+        server = PostgresMemoryStore(url)
+        await server.bootstrap()
+        return server
+    raise ConfigurationError(
+        f"unsupported memory URL {url!r}: use sqlite:///path/to/file.db or postgresql://user@host/database"
+    )

@@ -32,7 +32,7 @@ from memstrata.models.fact import FactFilter
 from memstrata.models.graph import Direction, Edge, Entity, GraphStats, RecallOptions
 from memstrata.models.search import Positions, RecordKind, SearchFilter
 
-__all__ = ["FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store"]
+__all__ = ["FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store", "VectorSearchStore"]
 
 RecentOrder = Literal["timestamp", "accessed"]
 
@@ -120,6 +120,24 @@ class SearchStore(Protocol):
 
 
 @runtime_checkable
+class VectorSearchStore(Protocol):
+    """A store that ranks vectors itself (PostgreSQL: pgvector's HNSW index) instead of the engine's caches."""
+
+    async def nearest_seqs(
+        self,
+        kind: RecordKind,
+        model: str,
+        dimensions: int,
+        flt: SearchFilter,
+        vector: npt.NDArray[np.float32],
+        limit: int,
+        seqs: Sequence[int] | None = None,
+    ) -> dict[int, float]: ...
+    async def vectors_of(
+        self, kind: RecordKind, model: str, dimensions: int, seqs: Sequence[int]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
+
+
 @runtime_checkable
 class GraphStore(Protocol):
     """Entities, edges, walks and the graph-aware fact reads of `mem.graph`."""

@@ -1,4 +1,4 @@
-"""PostgreSQL backend (psycopg 3, async, connection pool): episodes, facts and consolidation so far.
+"""PostgreSQL backend (psycopg 3, async, connection pool, pgvector): the whole store protocol.
 
 Many processes on many machines may write at once: every write is one transaction, ids are
 unique in the table (a batch that repeats a stored id with other content is refused whole),
@@ -34,11 +34,15 @@ from memstrata.models import (
     RuleState,
     StoreHealth,
 )
-from memstrata.store import sql_episodes, sql_facts, sql_rules
+from memstrata.models.search import Positions, RecordKind, SearchFilter
+from memstrata.store import sql_episodes, sql_facts, sql_rules, sql_search
 from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import PostgresFilterCompiler
 from memstrata.store.rows import episode_values
 from memstrata.store.sql import PgConnection
+from memstrata.store.sql_conflicts import ConflictMethods
+from memstrata.store.sql_graph import GraphMethods
+from memstrata.store.sql_search import Matrix, SearchMethods
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -48,12 +52,21 @@ __all__ = ["PostgresMemoryStore"]
 
 log = logging.getLogger("memstrata.store")
 
-SCHEMA_FILES = ((1, "001_base.sql"), (2, "002_facts.sql"), (3, "003_rules.sql"))
+SCHEMA_FILES = (
+    (1, "001_base.sql"),
+    (2, "002_facts.sql"),
+    (3, "003_rules.sql"),
+    (4, "004_conflicts.sql"),
+    (5, "005_search.sql"),
+    (6, "006_graph.sql"),
+)
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _SCHEMA_LOCK = 0x6D656D73  # advisory lock id ("mems"): one bootstrap applies a schema upgrade at a time
-# Episode writers hold this lock shared, a consolidation claim holds it exclusively: a claim never moves
-# a rule's checkpoint past an episode whose transaction has not committed yet (seqs commit out of order).
-_CLAIM_LOCK = 0x6D656D74
+# Every write transaction holds this lock shared; a consolidation claim, and a read of the positions that
+# searches and the indexer resume from, hold it exclusively for a moment. Seqs are drawn at insert but
+# commit out of order: under the exclusive lock no write is in flight, so every seq up to the highest
+# visible one is committed (or never will be), and a position read then can never skip a row.
+_SEQ_LOCK = 0x6D656D74
 _EPISODE_INSERT = (
     "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node, metadata,"
     " recorded_at) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
@@ -63,6 +76,7 @@ _EPISODE_INSERT = (
 
 def _drivers() -> tuple[Any, Any]:
     try:
+        import pgvector.psycopg  # noqa: F401  (checked here: bootstrap registers its types)
         import psycopg
         import psycopg_pool
     except ImportError:
@@ -86,7 +100,7 @@ def _retried(
     return cast(Callable[Concatenate[S, P], Coroutine[Any, Any, T]], functools.wraps(method)(again))
 
 
-class PostgresMemoryStore:
+class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
     """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
     that gives no connection within ``timeout`` seconds counts as unreachable.
 
@@ -121,7 +135,10 @@ class PostgresMemoryStore:
     async def bootstrap(self) -> None:
         """Connect and bring the schema up to date; idempotent, safe from many processes at once."""
         psycopg, psycopg_pool = _drivers()
+        from pgvector.psycopg import register_vector_async
+
         if self._pool is None:
+            await self._create_extension()
             pool = psycopg_pool.AsyncConnectionPool(
                 self.url,
                 min_size=1,
@@ -129,6 +146,7 @@ class PostgresMemoryStore:
                 open=False,
                 timeout=self.timeout,
                 kwargs={"autocommit": True, "connect_timeout": max(1, round(self.timeout))},
+                configure=register_vector_async,  # numpy vectors travel in pgvector's binary format
                 check=psycopg_pool.AsyncConnectionPool.check_connection,  # a connection a restart broke is replaced
             )
             try:
@@ -143,6 +161,26 @@ class PostgresMemoryStore:
         except BaseException:
             await self.close()
             raise
+
+    async def _create_extension(self) -> None:
+        """Make sure the database has pgvector (once, before pooled connections register its type)."""
+        psycopg, _ = _drivers()
+        try:
+            async with await psycopg.AsyncConnection.connect(
+                self.url, autocommit=True, connect_timeout=max(1, round(self.timeout))
+            ) as db:
+                cursor = await db.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+                if await cursor.fetchone() is None:
+                    async with db.transaction():
+                        await db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                        await db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.OperationalError as error:
+            raise StoreUnavailableError(f"PostgreSQL: cannot connect to {_redacted(self.url)}: {error}") from None
+        except psycopg.Error as error:
+            raise ConfigurationError(
+                f"PostgreSQL: the pgvector extension is missing and could not be created ({error});"
+                " install pgvector on the server and run 'CREATE EXTENSION vector' as a superuser"
+            ) from None
 
     async def _upgrade(self, db: AsyncConnection[Any]) -> None:
         await db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
@@ -183,10 +221,34 @@ class PostgresMemoryStore:
             raise StoreError(f"PostgreSQL refused the statement: {error}") from error
 
     @asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncConnection[Any]]:
+    async def _transaction(self) -> AsyncIterator[AsyncConnection[Any]]:
         """One transaction: committed if the block ends normally, rolled back otherwise."""
         async with self._read() as db, db.transaction():
             yield db
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """A write transaction, holding ``_SEQ_LOCK`` shared."""
+        async with self._transaction() as db:
+            await db.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_SEQ_LOCK,))
+            yield db
+
+    @asynccontextmanager
+    async def _settled(self) -> AsyncIterator[PgConnection]:
+        """A transaction that no write overlaps: every seq up to the highest visible one is final."""
+        async with self._transaction() as db:
+            await db.execute("SELECT pg_advisory_xact_lock(%s)", (_SEQ_LOCK,))
+            yield PgConnection(db)
+
+    @asynccontextmanager
+    async def _sql_read(self) -> AsyncIterator[PgConnection]:
+        async with self._read() as db:
+            yield PgConnection(db)
+
+    @asynccontextmanager
+    async def _sql_write(self) -> AsyncIterator[PgConnection]:
+        async with self._write() as db:
+            yield PgConnection(db)
 
     @_retried
     async def health(self, *, deep: bool = False) -> StoreHealth:
@@ -262,7 +324,6 @@ class PostgresMemoryStore:
     async def _insert(self, episodes: Sequence[Episode], rows: list[tuple[Any, ...]]) -> int:
         columns = [list(column) for column in zip(*rows, strict=True)]
         async with self._write() as db:
-            await db.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_CLAIM_LOCK,))
             cursor = await db.execute(_EPISODE_INSERT, columns)
             inserted = len(await cursor.fetchall())
             if inserted < len(rows):
@@ -303,17 +364,10 @@ class PostgresMemoryStore:
 
     # -- consolidation -------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def _claiming(self) -> AsyncIterator[PgConnection]:
-        """A write transaction that no episode insert overlaps (see ``_CLAIM_LOCK``)."""
-        async with self._write() as db:
-            await db.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
-            yield PgConnection(db)
-
     @_retried
     async def consolidate(self, rule: ConsolidationRule, *, max_episodes: int = 50_000) -> list[MemoryDelta]:
         """Claim the rule's new episodes and return their deltas (also kept, unapplied, in the delta log)."""
-        async with self._claiming() as db:
+        async with self._settled() as db:
             deltas, _ = await sql_rules.claim(db, rule, max_episodes, utcnow(), PostgresFilterCompiler())
         return deltas
 
@@ -321,7 +375,7 @@ class PostgresMemoryStore:
         """Claim, classify and apply in one transaction: a crash leaves the whole batch or none of it."""
 
         async def work() -> ConsolidationRun:
-            async with self._claiming() as db:
+            async with self._settled() as db:
                 return await sql_rules.run(db, rule, max_episodes, utcnow(), PostgresFilterCompiler())
 
         return await self._retrying(work)
@@ -385,6 +439,32 @@ class PostgresMemoryStore:
     ) -> list[DeltaRecord]:
         async with self._read() as db:
             return await sql_facts.delta_log(PgConnection(db), rule_id=rule_id, pending=pending, limit=limit)
+
+    # -- search (the rest is shared: `SearchMethods`) --------------------------------------------
+
+    async def positions(self, kind: RecordKind, models: Sequence[str] = ()) -> Positions:
+        """As on SQLite, read while no write is in flight (see ``_SEQ_LOCK``): caches resume from it."""
+        async with self._settled() as db:
+            return await sql_search.positions(db, kind, models)
+
+    async def pending_texts(self, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
+        """As on SQLite, read while no write is in flight: the indexer's position never passes a late commit."""
+        async with self._settled() as db:
+            return await sql_search.pending_texts(db, kind, model, limit)
+
+    async def nearest_seqs(
+        self,
+        kind: RecordKind,
+        model: str,
+        dimensions: int,
+        flt: SearchFilter,
+        vector: Matrix,
+        limit: int,
+        seqs: Sequence[int] | None = None,
+    ) -> dict[int, float]:
+        """seq -> cosine of the filter's ``limit`` closest rows (HNSW index), or of exactly ``seqs``."""
+        async with self._transaction() as db:
+            return await sql_search.nearest_seqs(PgConnection(db), kind, model, dimensions, flt, vector, limit, seqs)
 
 
 def _redacted(url: str) -> str:

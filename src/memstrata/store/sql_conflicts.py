@@ -143,9 +143,7 @@ def _decision(row: Sequence[Any]) -> ConflictDecision:
     )  # fmt: skip
 
 
-async def resolve_pending(
-    db: Connection, pending: Fact, verdict: JudgeVerdict, now: datetime
-) -> ConflictDecision:
+async def resolve_pending(db: Connection, pending: Fact, verdict: JudgeVerdict, now: datetime) -> ConflictDecision:
     """Apply a judge's verdict to a pending fact and log it."""
     cursor = await db.execute("SELECT status FROM facts WHERE id = ?", (pending.id,))
     row = await cursor.fetchone()

@@ -258,9 +258,7 @@ async def link_count(db: Connection, entity_id: str) -> int:
     return int(row[0]) if row else 0
 
 
-async def recall(
-    db: Connection, scope_key: str, opts: RecallOptions, candidates: int
-) -> list[tuple[Fact, float]]:
+async def recall(db: Connection, scope_key: str, opts: RecallOptions, candidates: int) -> list[tuple[Fact, float]]:
     """Current facts of the scope under ``opts``'s filters, with BM25 relevance (1.0 without a query).
 
     Ranking by salience happens in Python (it decays with time); this returns at most
@@ -326,9 +324,7 @@ async def decay_all(db: Connection, scope_key: str, factor: float) -> int:
     return int(cursor.rowcount)
 
 
-async def consolidated(
-    db: Connection, new_id: str, old_ids: Sequence[str], factor: float, now: datetime
-) -> None:
+async def consolidated(db: Connection, new_id: str, old_ids: Sequence[str], factor: float, now: datetime) -> None:
     """Record that ``new_id`` CONSOLIDATES ``old_ids`` and fade the sources' salience by ``factor``."""
     await db.executemany(
         "INSERT INTO lineage (new_id, old_id, relation, at) VALUES (?, ?, 'CONSOLIDATES', ?)",

@@ -236,12 +236,25 @@ async def from_sources(db: Connection, seqs: Sequence[int], names: Sequence[str]
 
 
 async def pending_texts(db: Connection, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
-    """Records after the model's index position, oldest first."""
+    """Records after the model's index position, oldest first.
+
+    Leading rows that have their vector already (``remember`` stores a new fact's with it)
+    are passed: the position moves over them here (the caller's transaction, or autocommit).
+    """
     position = await index_position(db, kind, model)
-    cursor = await db.execute(
-        f"SELECT seq, {TEXT[kind]} FROM {TABLE[kind]} WHERE seq > ? ORDER BY seq LIMIT ?", (position, limit)
-    )
-    return [(int(row[0]), str(row[1])) for row in await cursor.fetchall()]
+    while True:
+        cursor = await db.execute(
+            f"SELECT r.seq, r.{TEXT[kind]}, EXISTS (SELECT 1 FROM vectors v WHERE v.kind = ? AND v.model = ?"
+            f" AND v.seq = r.seq) FROM {TABLE[kind]} r WHERE r.seq > ? ORDER BY r.seq LIMIT ?",
+            (kind, model, position, limit),
+        )
+        rows = [(int(row[0]), str(row[1]), bool(row[2])) for row in await cursor.fetchall()]
+        done = next((i for i, row in enumerate(rows) if not row[2]), len(rows))
+        if done:
+            position = rows[done - 1][0]
+            await _advance(db, kind, model, position)
+        if done < len(rows) or len(rows) < limit:
+            return [(seq, text) for seq, text, _ in rows[done:]]
 
 
 async def pending_count(db: Connection, kind: RecordKind, model: str) -> int:
@@ -277,6 +290,11 @@ async def save_vectors(
             " ON CONFLICT (kind, model, seq) DO UPDATE SET vector = excluded.vector",
             rows,
         )
+    await _advance(db, kind, model, upto)
+
+
+async def _advance(db: Connection, kind: RecordKind, model: str, upto: int) -> None:
+    """Move the model's index position forward to ``upto`` (never back)."""
     await db.execute(
         "INSERT INTO index_state (kind, model, last_seq) VALUES (?, ?, ?) ON CONFLICT (kind, model) DO UPDATE"
         " SET last_seq = CASE WHEN excluded.last_seq > index_state.last_seq THEN excluded.last_seq"
@@ -326,16 +344,19 @@ async def drop_embedder(db: Connection, model: str) -> None:
     await db.execute("DELETE FROM embedders WHERE model = ?", (model,))
 
 
-async def vectors_of(db: Connection, kind: RecordKind, model: str, dimensions: int, seqs: Sequence[int]) -> Matrix:
-    """The stored vectors of ``model`` for ``seqs`` (those that have one), as rows of a matrix."""
+async def vectors_of(
+    db: Connection, kind: RecordKind, model: str, dimensions: int, seqs: Sequence[int]
+) -> tuple[Seqs, Matrix]:
+    """The stored vectors of ``model`` for those of ``seqs`` that have one, by ascending seq."""
     if not seqs:
-        return np.zeros((0, dimensions), dtype=np.float32)
+        return np.zeros(0, dtype=np.int64), np.zeros((0, dimensions), dtype=np.float32)
     marks = ", ".join("?" for _ in seqs)
     cursor = await db.execute(
-        f"SELECT v.seq, {_blob(db)} FROM vectors v WHERE v.kind = ? AND v.model = ? AND v.seq IN ({marks})",
+        f"SELECT v.seq, {_blob(db)} FROM vectors v WHERE v.kind = ? AND v.model = ? AND v.seq IN ({marks})"
+        " ORDER BY v.seq",
         (kind, model, *seqs),
     )
-    return _matrix(list(await cursor.fetchall()), kind, model, dimensions)[1]
+    return _matrix(list(await cursor.fetchall()), kind, model, dimensions)
 
 
 async def nearest_seqs(
@@ -355,31 +376,43 @@ async def nearest_seqs(
     the caller's transaction (it sets the scan's parameters for that transaction).
     """
     cast = f"vector({int(dimensions)})"
-    distance = f"(v.embedding::{cast}) <=> ?::{cast}"
-    base = f"FROM vectors v WHERE v.kind = {literal(kind)} AND v.model = {literal(model)}"
     if seqs is not None:
         if not seqs:
             return {}
         cursor = await db.execute(
-            f"SELECT v.seq, 1 - ({distance}) {base} AND v.seq IN ({', '.join('?' for _ in seqs)})", (vector, *seqs)
+            f"SELECT v.seq, 1 - ((v.embedding::{cast}) <=> ?::{cast}) FROM vectors v WHERE v.kind = ? AND v.model = ?"
+            f" AND v.seq IN ({', '.join('?' for _ in seqs)})",
+            (vector, kind, model, *seqs),
         )
         return {int(row[0]): float(row[1]) for row in await cursor.fetchall()}
     clause, params = where(db, kind, flt)
-    joined = f"FROM vectors v JOIN {TABLE[kind]} r ON r.seq = v.seq WHERE v.kind = {literal(kind)}" + (
-        f" AND v.model = {literal(model)} AND {clause}"
-    )
+    by_index, exact = nearest_sql(kind, model, dimensions, clause)
     await db.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, limit))}")
     await db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-    cursor = await db.execute(
-        f"SELECT v.seq, {distance} AS d {joined} ORDER BY d LIMIT ?", (vector, *params, limit)
-    )
+    cursor = await db.execute(by_index, (vector, *params, limit))
     rows = list(await cursor.fetchall())
-    if len(rows) < limit:  # a narrow filter: rank its rows exactly (+ 0 keeps the index out)
-        cursor = await db.execute(
-            f"SELECT v.seq, {distance} {joined} ORDER BY ({distance}) + 0 LIMIT ?", (vector, *params, vector, limit)
-        )
+    if len(rows) < limit:  # a narrow filter: rank its rows exactly
+        cursor = await db.execute(exact, (vector, *params, vector, limit))
         rows = list(await cursor.fetchall())
     return {int(row[0]): 1.0 - float(row[1]) for row in rows}
+
+
+def nearest_sql(kind: RecordKind, model: str, dimensions: int, clause: str) -> tuple[str, str]:
+    """PostgreSQL: the nearest-rows query the HNSW index answers, and its exact twin (+ 0 keeps the index out).
+
+    Parameters: the query vector, the clause's, (the exact one: the vector again), the limit.
+    The partial index is matched only with the kind and model as literals and the same cast.
+    """
+    cast = f"vector({int(dimensions)})"
+    distance = f"(v.embedding::{cast}) <=> ?::{cast}"
+    joined = (
+        f"FROM vectors v JOIN {TABLE[kind]} r ON r.seq = v.seq"
+        f" WHERE v.kind = {literal(kind)} AND v.model = {literal(model)} AND {clause}"
+    )
+    return (
+        f"SELECT v.seq, {distance} AS d {joined} ORDER BY d LIMIT ?",
+        f"SELECT v.seq, {distance} {joined} ORDER BY ({distance}) + 0 LIMIT ?",
+    )
 
 
 class SearchMethods:
@@ -403,7 +436,9 @@ class SearchMethods:
         async with self._sql_read() as db:
             return await vectors(db, kind, model, dimensions, user, after, upto)
 
-    async def vectors_of(self, kind: RecordKind, model: str, dimensions: int, seqs: Sequence[int]) -> Matrix:
+    async def vectors_of(
+        self, kind: RecordKind, model: str, dimensions: int, seqs: Sequence[int]
+    ) -> tuple[Seqs, Matrix]:
         async with self._sql_read() as db:
             return await vectors_of(db, kind, model, dimensions, seqs)
 
