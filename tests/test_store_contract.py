@@ -33,7 +33,7 @@ from memstrata import (
     StoreError,
     StoreUnavailableError,
 )
-from memstrata.store import postgres, sqlite, sqlite_path
+from memstrata.store import postgres, sql_episodes, sqlite, sqlite_path
 from memstrata.store.postgres import PostgresMemoryStore
 from test_scope import ids
 
@@ -292,7 +292,6 @@ async def test_a_claim_never_passes_an_episode_still_being_written(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """PostgreSQL commits seqs out of order: a claim must wait for a slower, lower-seq writer."""
-    from memstrata.store import sql_episodes
 
     store = PostgresMemoryStore(postgres_url)
     await store.bootstrap()
@@ -315,6 +314,35 @@ async def test_a_claim_never_passes_an_episode_still_being_written(
     promoted = {d.delta.source_episode_ids[0] for d in run.deltas + run_again.deltas}
     assert promoted == {"e0", "e1", "e2"}
     await store.close()
+
+
+async def test_search_and_indexer_positions_wait_for_a_slower_lower_seq_writer(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search's cached texts and the indexer never move past a row that commits late (fails without the lock)."""
+    from memstrata import Memory, MemoryConfig, Scope
+
+    mem = await Memory.open(postgres_url, config=MemoryConfig(embedder="none"))
+    first = ep("e0", "a quiet morning")
+    await mem.episodic.put(first, user="u", session="s", agent="a")
+    assert await mem.search(Scope(user="u"), "violin") == []  # the engine now caches the user's texts
+    real = sql_episodes.check_duplicates
+
+    async def slow(db: object, episodes: list[Episode]) -> None:
+        await asyncio.sleep(0.5)  # the batch's transaction stays open, its new row uncommitted
+        await real(db, episodes)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sql_episodes, "check_duplicates", slow)
+    late = ep("e1", "the violin lesson moved to Tuesday")
+    slow_batch = asyncio.create_task(mem.episodic.put_many([first, late], user="u", session="s", agent="a"))
+    await asyncio.sleep(0.1)
+    monkeypatch.setattr(sql_episodes, "check_duplicates", real)
+    await mem.episodic.put(ep("e2", "a piano concert tonight"), user="u", session="s", agent="a")  # higher seq
+    assert [h.record.id for h in await mem.search(Scope(user="u"), "piano")][:1] == ["e2"]
+    await slow_batch
+    hits = await mem.search(Scope(user="u"), "violin")  # the late row is in the cached texts too
+    assert [h.record.id for h in hits][:1] == ["e1"] and hits[0].fulltext_rank == 1
+    await mem.close()
 
 
 async def _bootstrap(url: str) -> None:
