@@ -14,8 +14,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# DEMO_DB may be a postgresql:// URL of a scratch database (its memstrata tables are dropped first).
+DEMO_DB ?= build/demo.db
+
 demo: $(STAMP)
-	$(VENV)/bin/memstrata demo --db build/demo.db --fresh
+	$(VENV)/bin/memstrata demo --db "$(DEMO_DB)" --fresh
 
 test: $(STAMP)
 	$(PY) -m pytest

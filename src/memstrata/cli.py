@@ -79,23 +79,81 @@ def _print_json(items: list[Any]) -> None:
 
 @app.command()
 def demo(
-    db: Annotated[Path, typer.Option("--db", help="SQLite file to create for the demo.")] = Path("memstrata-demo.db"),
-    fresh: Annotated[bool, typer.Option(help="Delete the demo file first if it exists.")] = False,
+    db: Annotated[
+        str, typer.Option("--db", help="SQLite file to create, or a postgresql:// URL of a scratch database.")
+    ] = "memstrata-demo.db",
+    fresh: Annotated[
+        bool, typer.Option(help="Start from nothing: delete the file, or every memstrata table of the database.")
+    ] = False,
 ) -> None:
     """Record a three-session conversation, consolidate it, and travel in time."""
     from memstrata.demo import run_demo
 
-    if db.exists():
-        if not fresh:
-            err.print(f"[red]error:[/] {db} exists; pass --fresh to replace it or choose another --db")
-            raise typer.Exit(code=2)
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{db}{suffix}").unlink(missing_ok=True)
+    if db.startswith(("postgresql://", "postgres://")):
+        url = db
+        if fresh:
+            _drop_postgres_tables(url)
+    else:
+        path = Path(db.removeprefix("sqlite:///"))
+        if path.exists():
+            if not fresh:
+                err.print(f"[red]error:[/] {path} exists; pass --fresh to replace it or choose another --db")
+                raise typer.Exit(code=2)
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        url = f"sqlite:///{path}"
     try:
-        run_demo(f"sqlite:///{db}", console)
+        run_demo(url, console)
     except MemstrataError as error:
         err.print(f"[red]error:[/] {type(error).__name__}: {error}")
         raise typer.Exit(code=2) from None
+
+
+def _drop_postgres_tables(url: str) -> None:
+    import asyncio
+
+    from memstrata.store.postgres import PostgresMemoryStore
+
+    try:
+        asyncio.run(PostgresMemoryStore(url).drop_tables())
+    except MemstrataError as error:
+        err.print(f"[red]error:[/] {type(error).__name__}: {error}", highlight=False)
+        raise typer.Exit(code=2) from None
+
+
+@app.command()
+def copy(
+    source: Annotated[str, typer.Argument(help="Memory URL to copy from, e.g. sqlite:///./agent-memory.db")],
+    destination: Annotated[str, typer.Argument(help="Memory URL of an empty memory, e.g. postgresql://host/db")],
+) -> None:
+    """Copy a whole memory into an empty one (another backend too), then verify every table's row count."""
+    import asyncio
+
+    from memstrata.copy import copy_memory
+
+    columns = (TextColumn("{task.description:>16}"), BarColumn(), MofNCompleteColumn())
+    try:
+        with Progress(*columns, console=err) as progress:
+            tasks: dict[str, TaskID] = {}
+
+            def step(table: str, done: int, total: int) -> None:
+                if table not in tasks:
+                    tasks[table] = progress.add_task(table, total=total)
+                progress.update(tasks[table], completed=done)
+
+            report = asyncio.run(copy_memory(source, destination, progress=step))
+    except MemstrataError as error:
+        err.print(f"[red]error:[/] {type(error).__name__}: {error}", highlight=False)
+        raise typer.Exit(code=2) from None
+    table = Table("table", "source rows", "copied rows", "")
+    for name, count in report.source.items():
+        copied = report.destination[name]
+        table.add_row(name, str(count), str(copied), "ok" if copied == count else "[red]MISMATCH[/]")
+    console.print(table)
+    if not report.ok:
+        err.print("[red]error:[/] row counts differ; the destination is incomplete")
+        raise typer.Exit(code=1)
+    console.print(f"copied {sum(report.source.values())} rows; every table's count matches")
 
 
 @app.command()

@@ -39,7 +39,7 @@ from memstrata.store import sql_episodes, sql_facts, sql_rules, sql_search
 from memstrata.store.base import RecentOrder
 from memstrata.store.filter_sql import PostgresFilterCompiler
 from memstrata.store.rows import episode_values
-from memstrata.store.sql import PgConnection
+from memstrata.store.sql import TABLES, PgConnection
 from memstrata.store.sql_conflicts import ConflictMethods
 from memstrata.store.sql_graph import GraphMethods
 from memstrata.store.sql_search import Matrix, SearchMethods
@@ -201,6 +201,17 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
                     "INSERT INTO schema_version (kind, version, description, applied_at) VALUES ('base', %s, %s, %s)",
                     (version, name, to_text(utcnow())),
                 )
+
+    async def drop_tables(self) -> None:
+        """Drop every memstrata table of the database, with all memories in it (``memstrata demo --fresh``)."""
+        psycopg, _ = _drivers()
+        tables = ", ".join(["schema_version", *(table for table, _ in TABLES)])
+        try:
+            async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
+                await db.execute(f"DROP TABLE IF EXISTS {tables} CASCADE")
+        except psycopg.Error as error:
+            message = f"PostgreSQL: cannot drop the tables of {_redacted(self.url)}: {error}"
+            raise StoreUnavailableError(message) from None
 
     async def close(self) -> None:
         if self._pool is not None:

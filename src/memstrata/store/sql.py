@@ -15,7 +15,27 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from psycopg import AsyncConnection, AsyncCursor
 
-__all__ = ["Connection", "Cursor", "PgConnection", "integrity_errors", "is_postgres", "json_array_has"]
+__all__ = ["TABLES", "Connection", "Cursor", "PgConnection", "integrity_errors", "is_postgres", "json_array_has"]
+
+
+# Every table of a memory, parents before children (foreign keys), with its primary key.
+TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("episodes", ("seq",)),
+    ("episode_sources", ("scope_key", "source_node")),
+    ("facts", ("seq",)),
+    ("fact_sources", ("episode_id", "fact_id")),
+    ("lineage", ("new_id", "old_id", "relation")),
+    ("delta_log", ("seq",)),
+    ("rules", ("id",)),
+    ("fact_conflicts", ("seq",)),
+    ("purges", ("seq",)),
+    ("embedders", ("model",)),
+    ("index_state", ("kind", "model")),
+    ("vectors", ("kind", "model", "seq")),
+    ("entities", ("seq",)),
+    ("edges", ("seq",)),
+    ("fact_entities", ("entity_id", "fact_id", "role")),
+)
 
 
 class Cursor(Protocol):
