@@ -64,9 +64,12 @@ class PgConnection:
     def __init__(self, connection: AsyncConnection[Any]) -> None:
         self._connection = connection
 
-    async def execute(self, sql: str, parameters: Sequence[Any] = ()) -> AsyncCursor[Any]:
+    async def execute(
+        self, sql: str, parameters: Sequence[Any] = (), *, prepare: bool | None = None
+    ) -> AsyncCursor[Any]:
+        """``prepare=False``: plan with these values every time (a generic plan can miss a partial index)."""
         cursor = self._connection.cursor()
-        await cursor.execute(_pyformat(sql), tuple(parameters))
+        await cursor.execute(_pyformat(sql), tuple(parameters), prepare=prepare)
         return cursor
 
     async def executemany(self, sql: str, parameters: Iterable[Sequence[Any]]) -> AsyncCursor[Any]:

@@ -21,7 +21,7 @@ from memstrata.models import Episode, Fact
 from memstrata.models.search import Positions, RecordKind, SearchFilter
 from memstrata.scope import episode_pattern, fact_pattern, key_range
 from memstrata.store.rows import EPISODE_COLUMNS, FACT_COLUMNS, episode_from_row, fact_from_row
-from memstrata.store.sql import Connection, is_postgres, json_array_has
+from memstrata.store.sql import Connection, PgConnection, is_postgres, json_array_has
 
 log = logging.getLogger("memstrata.search")
 
@@ -360,7 +360,7 @@ async def vectors_of(
 
 
 async def nearest_seqs(
-    db: Connection,
+    db: PgConnection,
     kind: RecordKind,
     model: str,
     dimensions: int,
@@ -389,10 +389,11 @@ async def nearest_seqs(
     by_index, exact = nearest_sql(kind, model, dimensions, clause)
     await db.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, limit))}")
     await db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-    cursor = await db.execute(by_index, (vector, *params, limit))
+    # Never a prepared statement: its generic plan (limit and vector unknown) ranks every row exactly.
+    cursor = await db.execute(by_index, (vector, *params, limit), prepare=False)
     rows = list(await cursor.fetchall())
     if len(rows) < limit:  # a narrow filter: rank its rows exactly
-        cursor = await db.execute(exact, (vector, *params, vector, limit))
+        cursor = await db.execute(exact, (vector, *params, vector, limit), prepare=False)
         rows = list(await cursor.fetchall())
     return {int(row[0]): 1.0 - float(row[1]) for row in rows}
 
