@@ -37,6 +37,8 @@ bench: $(STAMP)
 	$(PY) bench/locomo.py
 	$(PY) bench/search_latency.py
 	$(PY) bench/conflicts.py
+	$(PY) bench/graph.py
+	$(PY) bench/scale.py --sizes 100000
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache .hypothesis
