@@ -197,7 +197,7 @@ def test_v1_database_is_upgraded_and_indexed(tmp_path: Path) -> None:
     from memstrata import SyncMemory
 
     with SyncMemory.open(f"sqlite:///{path}", config=MemoryConfig(embedder="none")) as mem:
-        assert mem.health().schema_version == 4
+        assert mem.health().schema_version == 5
         assert [h.record.id for h in mem.search(Scope(user="u"), "violin")] == ["old"]
 
 

@@ -30,7 +30,7 @@ async def test_bootstrap_is_idempotent_and_enables_wal(tmp_path: Path) -> None:
     await store.put(ep("e1"), user="u", session="s", agent="a")
     await store.bootstrap()
     health = await store.health(deep=True)
-    assert (health.ok, health.journal_mode, health.fragment_count, health.schema_version) == (True, "wal", 1, 4)
+    assert (health.ok, health.journal_mode, health.fragment_count, health.schema_version) == (True, "wal", 1, 5)
     assert health.integrity == "ok" and (await store.health()).integrity is None
     assert health.size_bytes and health.size_bytes > 0
     await store.close()

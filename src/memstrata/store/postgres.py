@@ -59,6 +59,7 @@ SCHEMA_FILES = (
     (4, "004_conflicts.sql"),
     (5, "005_search.sql"),
     (6, "006_graph.sql"),
+    (7, "007_recent.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _SCHEMA_LOCK = 0x6D656D73  # advisory lock id ("mems"): one bootstrap applies a schema upgrade at a time

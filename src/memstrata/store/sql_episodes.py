@@ -33,13 +33,16 @@ async def recent(
     """Newest first; omitted session/agent widen the read (an index range plus an escaped LIKE)."""
     if limit < 1:
         raise MemoryScopeError(f"limit must be >= 1, got {limit}")
-    pattern = episode_pattern(user, session, agent)
-    low, high = key_range(pattern)
     sort = "timestamp DESC, seq DESC" if order == "timestamp" else "COALESCE(last_accessed_at, timestamp) DESC"
+    if session is None:  # the user's index, in time order: no sort of every session's rows
+        where, params = "user_id = ?" + (" AND agent_id = ?" if agent is not None else ""), [user]
+        params += [agent] if agent is not None else []
+    else:
+        pattern = episode_pattern(user, session, agent)
+        low, high = key_range(pattern)
+        where, params = "scope_key >= ? AND scope_key < ? AND scope_key LIKE ? ESCAPE '\\'", [low, high, pattern]
     cursor = await db.execute(
-        f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key >= ? AND scope_key < ?"
-        f" AND scope_key LIKE ? ESCAPE '\\' ORDER BY {sort} LIMIT ?",
-        (low, high, pattern, limit),
+        f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where} ORDER BY {sort} LIMIT ?", (*params, limit)
     )
     return [episode_from_row(row) for row in await cursor.fetchall()]
 

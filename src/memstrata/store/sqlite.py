@@ -44,7 +44,13 @@ from memstrata.store.sql_search import SearchMethods
 
 __all__ = ["SQLiteMemoryStore"]
 
-SCHEMA_FILES = ((1, "001_base.sql"), (2, "002_search.sql"), (3, "003_conflicts.sql"), (4, "004_graph.sql"))
+SCHEMA_FILES = (
+    (1, "001_base.sql"),
+    (2, "002_search.sql"),
+    (3, "003_conflicts.sql"),
+    (4, "004_graph.sql"),
+    (5, "005_recent.sql"),
+)
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _PRAGMAS = (
     "PRAGMA foreign_keys = ON",
