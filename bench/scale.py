@@ -105,12 +105,7 @@ async def build_index(url: str, model: str, dimensions: int) -> float:
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as db:
         await db.execute("SET maintenance_work_mem = '2GB'")
         await db.execute("SET max_parallel_maintenance_workers = 1")
-        for kind in ("episode",):
-            await db.execute(
-                f'CREATE INDEX IF NOT EXISTS "{sql_search.hnsw_index(kind, model)}" ON vectors USING hnsw'  # type: ignore[arg-type]
-                f" ((embedding::vector({dimensions})) vector_cosine_ops)"
-                f" WHERE kind = {sql_search.literal(kind)} AND model = {sql_search.literal(model)}"
-            )
+        await db.execute(sql_search.create_hnsw_index("episode", model, dimensions))  # type: ignore[arg-type]
         await db.execute("ANALYZE")
     return time.perf_counter() - started
 
@@ -148,7 +143,7 @@ async def bench_backend(
             f"{added:,} episodes in {episode_s:.0f} s; vectors {added / vector_s:,.0f}/s")  # fmt: skip
         if backend == "postgres":
             seconds = await build_index(url, embedder.model, embedder.dimensions)
-            row(size, "HNSW index build (pgvector, m=16, ef_construction=64)", f"{seconds:.0f} s")
+            row(size, "HNSW index build (pgvector halfvec, m=16, ef_construction=64)", f"{seconds:.0f} s")
         started = time.perf_counter()
         await mem.search(scope, queries[0], k=10, tiers=["episodic"], fresh=True)
         first = (time.perf_counter() - started) * 1000

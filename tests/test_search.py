@@ -312,12 +312,14 @@ async def test_postgres_ranks_vectors_with_its_hnsw_index(postgres_url: str) -> 
         query = matrix[7] + 0.1 * gen.standard_normal(dims).astype(np.float32)
         query /= np.linalg.norm(query)
         many = SearchFilter(scope=Scope(user="many"))
-        found = await store.nearest_seqs("episode", "toy", dims, many, query, 10)
+        found, seqs, vectors = await store.nearest_rows("episode", "toy", dims, many, query, 10, also=[n, 3])
+        assert seqs.tolist() == sorted({*found, n, 3})  # and the stored vectors of the extra rows asked for
+        assert np.allclose(vectors[seqs.tolist().index(n)], matrix[n - 1], atol=1e-6)
         exact = np.argsort(-(matrix[: n - 5] @ query))[:10] + 1
         assert len(set(found) & set(exact.tolist())) >= 9  # approximate, but close
         assert max(found, key=lambda seq: found[seq]) == 8
         assert found[8] == pytest.approx(float(matrix[7] @ query), abs=1e-5)
-        few = await store.nearest_seqs("episode", "toy", dims, SearchFilter(scope=Scope(user="few")), query, 10)
+        few, _, _ = await store.nearest_rows("episode", "toy", dims, SearchFilter(scope=Scope(user="few")), query, 10)
         assert sorted(few) == list(range(n - 4, n + 1))  # all five, though the index's neighbours are elsewhere
         clause, params = sql_search.where(None, "episode", many)  # type: ignore[arg-type]
         by_index, _ = sql_search.nearest_sql("episode", "toy", dims, clause)
@@ -325,7 +327,7 @@ async def test_postgres_ranks_vectors_with_its_hnsw_index(postgres_url: str) -> 
             db.execute("SET enable_seqscan = off")  # a table this small would be scanned; the index must fit
             plan = db.execute(
                 "EXPLAIN " + by_index.replace("?", "%s"),  # type: ignore[arg-type]
-                (str(query.tolist()), *params, 10),
+                (str(query.tolist()), *params, str(query.tolist()), 10),
             ).fetchall()
         assert sql_search.hnsw_index("episode", "toy") in " ".join(row[0] for row in plan)
     finally:

@@ -190,7 +190,9 @@ class SearchEngine:
         if embedder is None:
             return []
         if self._ranker is not None:
-            cosine = await self._ranker.nearest_seqs(kind, embedder.model, embedder.dimensions, flt, vector, 8 * k)
+            cosine, _, _ = await self._ranker.nearest_rows(
+                kind, embedder.model, embedder.dimensions, flt, vector, 8 * k
+            )
             ranked = sorted(cosine, key=lambda s: (-cosine[s], s))
             found = await self._store.records(kind, ranked, flt)
             return [(found[seq], cosine[seq]) for seq in ranked if seq in found][:k]
@@ -247,22 +249,18 @@ class SearchEngine:
     ) -> tuple[list[tuple[float, Tier, int]], Explain]:
         kind = KIND_OF_TIER[tier]
         index, allowed, named, lexical, vecs = found.index, found.allowed, found.named, found.lexical, found.vectors
-        ranked = self._ranked if self._ranker is not None else None
-        if ranked is not None:
-            cosine = _above(await ranked(kind, found.flt, qvecs, opts.candidates), opts.min_cosine)
+        if self._ranker is not None:  # the store ranks; it also returns the vectors the feedback pass needs
+            vecs, cosine = await self._ranked(kind, found.flt, qvecs, opts.candidates, [seq for seq, _ in lexical])
+            cosine = _above(cosine, opts.min_cosine)
         else:
             cosine = _above(await self._cosines(index, vecs, qvecs, opts, allowed, settled=settled), opts.min_cosine)
         fused = self._fuse(lexical, cosine, opts)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
-            if ranked is not None:
-                qvecs = _expand(await self._stored(kind, qvecs, top), qvecs, top, opts.feedback)
-                cosine = _above(await ranked(kind, found.flt, qvecs, opts.candidates, sorted(fused)), opts.min_cosine)
-            else:
-                qvecs = _expand(vecs, qvecs, top, opts.feedback)
-                only = np.asarray(sorted(fused), dtype=np.int64)
-                cosine = _above(await self._cosines(index, vecs, qvecs, opts, only, exact=True), opts.min_cosine)
+            qvecs = _expand(vecs, qvecs, top, opts.feedback)
+            only = np.asarray(sorted(fused), dtype=np.int64)
+            cosine = _above(await self._cosines(index, vecs, qvecs, opts, only, exact=True), opts.min_cosine)
             fused = self._fuse(lexical, cosine, opts)
         if kind == "episode":
             fused = await self._boost(fused, named, opts)
@@ -349,29 +347,18 @@ class SearchEngine:
         return best
 
     async def _ranked(
-        self,
-        kind: RecordKind,
-        flt: SearchFilter,
-        qvecs: dict[str, tuple[int, Vector]],
-        limit: int,
-        seqs: Sequence[int] | None = None,
-    ) -> dict[int, float]:
-        """Cosines the store ranks itself: the filter's best ``limit`` per model, or exactly ``seqs``'."""
+        self, kind: RecordKind, flt: SearchFilter, qvecs: dict[str, tuple[int, Vector]], limit: int, also: list[int]
+    ) -> tuple[dict[str, tuple[npt.NDArray[np.int64], Vector]], dict[int, float]]:
+        """From a store that ranks vectors: the filter's best ``limit`` cosines over every model, and
+        per model the stored vectors of those rows and of ``also`` (the full-text candidates)."""
         assert self._ranker is not None
         best: dict[int, float] = {}
+        vecs = {}
         for model, (dimensions, vector) in qvecs.items():
-            _keep_best(best, await self._ranker.nearest_seqs(kind, model, dimensions, flt, vector, limit, seqs))
-        return best
-
-    async def _stored(
-        self, kind: RecordKind, qvecs: dict[str, tuple[int, Vector]], seqs: list[int]
-    ) -> dict[str, tuple[npt.NDArray[np.int64], Vector]]:
-        """The stored vectors of ``seqs`` per model (ascending seq), read from a store that ranks them."""
-        assert self._ranker is not None
-        return {
-            model: await self._ranker.vectors_of(kind, model, dimensions, sorted(seqs))
-            for model, (dimensions, _) in qvecs.items()
-        }
+            found, seqs, matrix = await self._ranker.nearest_rows(kind, model, dimensions, flt, vector, limit, also)
+            _keep_best(best, found)
+            vecs[model] = (seqs, matrix)
+        return vecs, best
 
     async def _ann(
         self, index: _UserIndex, model: str, seqs: npt.NDArray[np.int64], matrix: Vector, settled: bool

@@ -123,7 +123,7 @@ class SearchStore(Protocol):
 class VectorSearchStore(Protocol):
     """A store that ranks vectors itself (PostgreSQL: pgvector's HNSW index) instead of the engine's caches."""
 
-    async def nearest_seqs(
+    async def nearest_rows(
         self,
         kind: RecordKind,
         model: str,
@@ -131,11 +131,8 @@ class VectorSearchStore(Protocol):
         flt: SearchFilter,
         vector: npt.NDArray[np.float32],
         limit: int,
-        seqs: Sequence[int] | None = None,
-    ) -> dict[int, float]: ...
-    async def vectors_of(
-        self, kind: RecordKind, model: str, dimensions: int, seqs: Sequence[int]
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
+        also: Sequence[int] = (),
+    ) -> tuple[dict[int, float], npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
 
 
 @runtime_checkable

@@ -42,7 +42,7 @@ from memstrata.store.rows import episode_values
 from memstrata.store.sql import TABLES, PgConnection
 from memstrata.store.sql_conflicts import ConflictMethods
 from memstrata.store.sql_graph import GraphMethods
-from memstrata.store.sql_search import Matrix, SearchMethods
+from memstrata.store.sql_search import Matrix, SearchMethods, Seqs
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -464,7 +464,7 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
         async with self._settled() as db:
             return await sql_search.pending_texts(db, kind, model, limit)
 
-    async def nearest_seqs(
+    async def nearest_rows(
         self,
         kind: RecordKind,
         model: str,
@@ -472,11 +472,11 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
         flt: SearchFilter,
         vector: Matrix,
         limit: int,
-        seqs: Sequence[int] | None = None,
-    ) -> dict[int, float]:
-        """seq -> cosine of the filter's ``limit`` closest rows (HNSW index), or of exactly ``seqs``."""
+        also: Sequence[int] = (),
+    ) -> tuple[dict[int, float], Seqs, Matrix]:
+        """The filter's ``limit`` closest rows (HNSW index) with cosines, and the vectors of those and ``also``."""
         async with self._transaction() as db:
-            return await sql_search.nearest_seqs(PgConnection(db), kind, model, dimensions, flt, vector, limit, seqs)
+            return await sql_search.nearest_rows(PgConnection(db), kind, model, dimensions, flt, vector, limit, also)
 
 
 def _redacted(url: str) -> str:

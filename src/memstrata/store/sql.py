@@ -65,11 +65,12 @@ class PgConnection:
         self._connection = connection
 
     async def execute(
-        self, sql: str, parameters: Sequence[Any] = (), *, prepare: bool | None = None
+        self, sql: str, parameters: Sequence[Any] = (), *, prepare: bool | None = None, binary: bool = False
     ) -> AsyncCursor[Any]:
-        """``prepare=False``: plan with these values every time (a generic plan can miss a partial index)."""
+        """``prepare=False``: plan with these values every time (a generic plan can miss a partial index);
+        ``binary``: rows in binary format (vectors arrive as float32 arrays, not text)."""
         cursor = self._connection.cursor()
-        await cursor.execute(_pyformat(sql), tuple(parameters), prepare=prepare)
+        await cursor.execute(_pyformat(sql), tuple(parameters), prepare=prepare, binary=binary)
         return cursor
 
     async def executemany(self, sql: str, parameters: Iterable[Sequence[Any]]) -> AsyncCursor[Any]:
