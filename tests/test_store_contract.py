@@ -345,6 +345,41 @@ async def test_search_and_indexer_positions_wait_for_a_slower_lower_seq_writer(
     await mem.close()
 
 
+async def test_the_indexer_never_passes_a_row_that_commits_late(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The indexer's position waits for a slower, lower-seq batch: its row is embedded too (fails without the lock)."""
+    from embedding_server import embedding_server
+    from memstrata import Memory, MemoryConfig, OpenAIEmbedder, Scope, SearchOptions
+
+    with embedding_server() as server:
+        embedder = OpenAIEmbedder(f"http://127.0.0.1:{server.server_address[1]}/v1", "bow", 64)
+        config = MemoryConfig(index_in_background=False)
+        mem = await Memory.open(postgres_url, config=config, embedder=embedder)
+        first = ep("e0", "a quiet morning")
+        await mem.episodic.put(first, user="u", session="s", agent="a")
+        real = sql_episodes.check_duplicates
+
+        async def slow(db: object, episodes: list[Episode]) -> None:
+            await asyncio.sleep(0.5)  # the batch's transaction stays open, its new row uncommitted
+            await real(db, episodes)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(sql_episodes, "check_duplicates", slow)
+        late = ep("e1", "violin lesson tuesday")
+        slow_batch = asyncio.create_task(mem.episodic.put_many([first, late], user="u", session="s", agent="a"))
+        await asyncio.sleep(0.1)
+        monkeypatch.setattr(sql_episodes, "check_duplicates", real)
+        await mem.episodic.put(ep("e2", "piano concert tonight"), user="u", session="s", agent="a")  # higher seq
+        indexed = await mem.index()
+        await slow_batch
+        indexed += await mem.index()
+        assert indexed == 3  # each row once
+        vectors_only = SearchOptions(use_fulltext=False, feedback=0, neighbour_weight=0)
+        hits = await mem.search(Scope(user="u"), "violin lesson tuesday", k=1, options=vectors_only)
+        assert [(h.record.id, h.vector_rank) for h in hits] == [("e1", 1)]
+        await mem.close()
+
+
 async def _bootstrap(url: str) -> None:
     store = make_store(url)
     await store.bootstrap()
