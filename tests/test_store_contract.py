@@ -12,7 +12,7 @@ import asyncio
 import itertools
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -288,6 +288,21 @@ def test_concurrent_writer_and_claimer_processes_lose_and_repeat_nothing(postgre
     asyncio.run(_drain_and_check(postgres_url, expected=8 * 4 * 50))
 
 
+async def _slow_batch(monkeypatch: pytest.MonkeyPatch, batch: Coroutine[Any, Any, object]) -> asyncio.Task[object]:
+    """Start a batch whose transaction stays open half a second after its rows got their (lower) seqs."""
+    real = sql_episodes.check_duplicates
+
+    async def slow(db: object, episodes: list[Episode]) -> None:
+        await asyncio.sleep(0.5)  # the batch's transaction stays open, its new rows uncommitted
+        await real(db, episodes)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sql_episodes, "check_duplicates", slow)
+    task = asyncio.create_task(batch)
+    await asyncio.sleep(0.1)
+    monkeypatch.setattr(sql_episodes, "check_duplicates", real)
+    return task
+
+
 async def test_a_claim_never_passes_an_episode_still_being_written(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,16 +312,7 @@ async def test_a_claim_never_passes_an_episode_still_being_written(
     await store.bootstrap()
     first = ep("e0").in_scope("u", "s", "a")
     await store.put_many([first])
-    real = sql_episodes.check_duplicates
-
-    async def slow(db: object, episodes: list[Episode]) -> None:
-        await asyncio.sleep(0.5)  # the batch's transaction stays open, its new row uncommitted
-        await real(db, episodes)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(sql_episodes, "check_duplicates", slow)
-    slow_batch = asyncio.create_task(store.put_many([first, ep("e1").in_scope("u", "s", "a")]))  # e1: lower seq
-    await asyncio.sleep(0.1)
-    monkeypatch.setattr(sql_episodes, "check_duplicates", real)
+    slow_batch = await _slow_batch(monkeypatch, store.put_many([first, ep("e1").in_scope("u", "s", "a")]))
     await store.put_many([ep("e2").in_scope("u", "s", "a")])  # higher seq, committed first
     run = await store.consolidate_and_apply(ConsolidationRule(id="all"))
     await slow_batch
@@ -326,17 +332,8 @@ async def test_search_and_indexer_positions_wait_for_a_slower_lower_seq_writer(
     first = ep("e0", "a quiet morning")
     await mem.episodic.put(first, user="u", session="s", agent="a")
     assert await mem.search(Scope(user="u"), "violin") == []  # the engine now caches the user's texts
-    real = sql_episodes.check_duplicates
-
-    async def slow(db: object, episodes: list[Episode]) -> None:
-        await asyncio.sleep(0.5)  # the batch's transaction stays open, its new row uncommitted
-        await real(db, episodes)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(sql_episodes, "check_duplicates", slow)
     late = ep("e1", "the violin lesson moved to Tuesday")
-    slow_batch = asyncio.create_task(mem.episodic.put_many([first, late], user="u", session="s", agent="a"))
-    await asyncio.sleep(0.1)
-    monkeypatch.setattr(sql_episodes, "check_duplicates", real)
+    slow_batch = await _slow_batch(monkeypatch, mem.episodic.put_many([first, late], user="u", session="s", agent="a"))
     await mem.episodic.put(ep("e2", "a piano concert tonight"), user="u", session="s", agent="a")  # higher seq
     assert [h.record.id for h in await mem.search(Scope(user="u"), "piano")][:1] == ["e2"]
     await slow_batch
@@ -358,17 +355,9 @@ async def test_the_indexer_never_passes_a_row_that_commits_late(
         mem = await Memory.open(postgres_url, config=config, embedder=embedder)
         first = ep("e0", "a quiet morning")
         await mem.episodic.put(first, user="u", session="s", agent="a")
-        real = sql_episodes.check_duplicates
-
-        async def slow(db: object, episodes: list[Episode]) -> None:
-            await asyncio.sleep(0.5)  # the batch's transaction stays open, its new row uncommitted
-            await real(db, episodes)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(sql_episodes, "check_duplicates", slow)
         late = ep("e1", "violin lesson tuesday")
-        slow_batch = asyncio.create_task(mem.episodic.put_many([first, late], user="u", session="s", agent="a"))
-        await asyncio.sleep(0.1)
-        monkeypatch.setattr(sql_episodes, "check_duplicates", real)
+        batch = mem.episodic.put_many([first, late], user="u", session="s", agent="a")
+        slow_batch = await _slow_batch(monkeypatch, batch)
         await mem.episodic.put(ep("e2", "piano concert tonight"), user="u", session="s", agent="a")  # higher seq
         indexed = await mem.index()
         await slow_batch
