@@ -62,6 +62,7 @@ SCHEMA_FILES = (
     (7, "007_recent.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
+PGVECTOR_MIN = (0, 8)
 _SCHEMA_LOCK = 0x6D656D73  # advisory lock id ("mems"): one bootstrap applies a schema upgrade at a time
 # Every write transaction holds this lock shared; a consolidation claim, and a read of the positions that
 # searches and the indexer resume from, hold it exclusively for a moment. Seqs are drawn at insert but
@@ -175,6 +176,8 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
                     async with db.transaction():
                         await db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
                         await db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                cursor = await db.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+                version = str((await cursor.fetchone() or ("0",))[0])
         except psycopg.OperationalError as error:
             raise StoreUnavailableError(f"PostgreSQL: cannot connect to {_redacted(self.url)}: {error}") from None
         except psycopg.Error as error:
@@ -182,6 +185,11 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
                 f"PostgreSQL: the pgvector extension is missing and could not be created ({error});"
                 " install pgvector on the server and run 'CREATE EXTENSION vector' as a superuser"
             ) from None
+        if _version(version) < PGVECTOR_MIN:  # half-precision HNSW and iterative index scans
+            raise ConfigurationError(
+                f"PostgreSQL: pgvector {version} is too old; memstrata needs 0.8 or newer"
+                " (ALTER EXTENSION vector UPDATE after installing it on the server)"
+            )
 
     async def _upgrade(self, db: AsyncConnection[Any]) -> None:
         await db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
@@ -477,6 +485,14 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
         """The filter's ``limit`` closest rows (HNSW index) with cosines, and the vectors of those and ``also``."""
         async with self._transaction() as db:
             return await sql_search.nearest_rows(PgConnection(db), kind, model, dimensions, flt, vector, limit, also)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """``"0.8.1"`` -> (0, 8, 1); anything unparsable sorts first."""
+    try:
+        return tuple(int(part) for part in text.split("."))
+    except ValueError:
+        return (0,)
 
 
 def _redacted(url: str) -> str:
