@@ -18,7 +18,7 @@ import numpy as np
 from memstrata.errors import InvalidInputError, StoreError
 from memstrata.models import MigrationPlan
 from memstrata.store import Store, open_store
-from memstrata.store.sql import TABLES, Connection, is_postgres
+from memstrata.store.sql import TABLES, Connection, PgConnection, is_postgres
 from memstrata.store.sql_search import _blob, _decode, set_embedder
 
 __all__ = ["CopyReport", "copy_memory"]
@@ -164,9 +164,11 @@ async def _insert(db: Connection, table: str, columns: Sequence[str], rows: list
                 for row in rows:
                     row[i] = np.frombuffer(row[i], dtype=np.float32)
     override = " OVERRIDING SYSTEM VALUE" if postgres and "seq" in columns and table != "vectors" else ""
-    await db.executemany(
-        f"INSERT INTO {table} ({', '.join(names)}){override} VALUES ({', '.join('?' for _ in names)})", rows
-    )
+    sql = f"INSERT INTO {table} ({', '.join(names)}){override} VALUES ({', '.join('?' for _ in names)})"
+    if postgres and isinstance(db, PgConnection):  # vectors leave as float32 arrays, not text
+        await db.executemany(sql, rows, binary_parameters=table == "vectors")
+    else:
+        await db.executemany(sql, rows)
 
 
 async def _finish(db: Connection) -> None:

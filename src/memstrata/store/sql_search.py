@@ -274,11 +274,12 @@ async def save_vectors(
     db: Connection, kind: RecordKind, model: str, seqs: Sequence[int], matrix: Matrix, upto: int
 ) -> None:
     """Store a batch and move the model's index position to ``upto``, in the caller's transaction."""
-    if is_postgres(db):  # numpy rows travel in pgvector's binary format (see PostgresMemoryStore.bootstrap)
+    if is_postgres(db) and isinstance(db, PgConnection):  # numpy rows in pgvector's binary format (bootstrap)
         await db.execute(
             "INSERT INTO vectors (kind, model, seq, embedding) SELECT ?, ?, s, e FROM unnest(?::bigint[], ?::vector[])"
             " AS u(s, e) ON CONFLICT (kind, model, seq) DO UPDATE SET embedding = excluded.embedding",
             (kind, model, [int(seq) for seq in seqs], list(np.asarray(matrix, dtype=np.float32))),
+            binary_parameters=True,
         )
     else:
         rows = [
