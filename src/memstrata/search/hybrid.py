@@ -104,7 +104,9 @@ class SearchOptions(Model):
     candidates: int = Field(default=200, ge=1, le=10_000)
     use_fulltext: bool = True
     lexical: Literal["memory", "fts5"] = Field(
-        default="memory", description="BM25 from the engine's in-memory index per user, or SQLite FTS5 queries"
+        default="memory",
+        description="BM25 from the engine's in-memory index per user, or the store's full-text index"
+        " (SQLite FTS5; PostgreSQL tsvector, ranked by ts_rank)",
     )
     use_vectors: bool = True
     min_cosine: float | None = Field(default=None, ge=-1, le=1, description="vector candidates below it are dropped")
@@ -112,7 +114,8 @@ class SearchOptions(Model):
     ann_min_rows: int | None = Field(
         default=ANN_MIN_ROWS,
         ge=1,
-        description="unfiltered searches of a user with at least this many vectors use the HNSW index (None: never)",
+        description="unfiltered searches of a user with at least this many vectors use the in-process HNSW index"
+        " (None: never); stores that rank vectors themselves (PostgreSQL) always use theirs",
     )
     feedback: float = Field(default=1.0, ge=0, description="pseudo-relevance feedback: query += f x mean(top 3)")
     salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")
