@@ -19,7 +19,7 @@ from memstrata.errors import InvalidInputError, StoreError
 from memstrata.models import MigrationPlan
 from memstrata.store import Store, open_store
 from memstrata.store.sql import TABLES, Connection, PgConnection, is_postgres
-from memstrata.store.sql_search import _blob, _decode, set_embedder
+from memstrata.store.sql_search import set_embedder, vector_bytes, vector_column
 
 __all__ = ["CopyReport", "copy_memory"]
 
@@ -134,7 +134,7 @@ async def _chunks(store: Store, table: str, columns: list[str], key: tuple[str, 
     after: tuple[Any, ...] | None = None
     while True:
         async with _reading(store) as db:
-            selected = [_blob(db, "t") if c in VECTOR_COLUMNS else f"t.{c}" for c in columns]
+            selected = [vector_column(db, "t") if c in VECTOR_COLUMNS else f"t.{c}" for c in columns]
             where = f"WHERE ({', '.join('t.' + k for k in key)}) > ({', '.join('?' for _ in key)})" if after else ""
             cursor = await db.execute(
                 f"SELECT {', '.join(selected)} FROM {table} t {where}"
@@ -149,7 +149,7 @@ async def _chunks(store: Store, table: str, columns: list[str], key: tuple[str, 
         for i, column in enumerate(columns):
             if column in VECTOR_COLUMNS:
                 for row in rows:
-                    row[i] = _decode(row[i])
+                    row[i] = vector_bytes(row[i])
         yield rows
         if len(rows) < CHUNK:
             return
@@ -165,7 +165,7 @@ async def _insert(db: Connection, table: str, columns: Sequence[str], rows: list
                     row[i] = np.frombuffer(row[i], dtype=np.float32)
     override = " OVERRIDING SYSTEM VALUE" if postgres and "seq" in columns and table != "vectors" else ""
     sql = f"INSERT INTO {table} ({', '.join(names)}){override} VALUES ({', '.join('?' for _ in names)})"
-    if postgres and isinstance(db, PgConnection):  # vectors leave as float32 arrays, not text
+    if isinstance(db, PgConnection):  # vectors leave as float32 arrays, not text
         await db.executemany(sql, rows, binary_parameters=table == "vectors")
     else:
         await db.executemany(sql, rows)

@@ -94,9 +94,11 @@ async def _save_vector(db: Connection, seq: int, model: str, vector: Matrix) -> 
     stays for the indexer to move; the vector is searchable there as soon as it commits.
     """
     position = await sql_search.index_position(db, "fact", model)
-    cursor = await db.execute("SELECT EXISTS (SELECT 1 FROM facts WHERE seq > ? AND seq < ?)", (position, seq))
-    row = await cursor.fetchone()
-    waiting = bool(row and row[0]) or is_postgres(db)
+    waiting = is_postgres(db)
+    if not waiting:
+        cursor = await db.execute("SELECT EXISTS (SELECT 1 FROM facts WHERE seq > ? AND seq < ?)", (position, seq))
+        row = await cursor.fetchone()
+        waiting = bool(row and row[0])
     await sql_search.save_vectors(db, "fact", model, [seq], vector.reshape(1, -1), upto=position if waiting else seq)
 
 

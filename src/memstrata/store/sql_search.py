@@ -115,21 +115,21 @@ async def vectors(
     """The stored vectors of ``model`` for the user's rows with ``after < seq <= upto``; bad rows are skipped."""
     clause, params = user_where(kind, user)
     cursor = await db.execute(
-        f"SELECT v.seq, {_blob(db)} FROM vectors v JOIN {TABLE[kind]} r ON r.seq = v.seq"
+        f"SELECT v.seq, {vector_column(db)} FROM vectors v JOIN {TABLE[kind]} r ON r.seq = v.seq"
         f" WHERE v.kind = ? AND v.model = ? AND v.seq > ? AND v.seq <= ? AND {clause} ORDER BY v.seq",
         (kind, model, after, upto, *params),
     )
     return _matrix(list(await cursor.fetchall()), kind, model, dimensions)
 
 
-def _blob(db: Connection, alias: str = "v") -> str:
+def vector_column(db: Connection, alias: str = "v") -> str:
     """The vector column: float32 bytes in SQLite, pgvector's own type in PostgreSQL."""
     return f"{alias}.embedding" if is_postgres(db) else f"{alias}.vector"
 
 
 def _matrix(rows: list[tuple[int, object]], kind: str, model: str, dimensions: int) -> tuple[Seqs, Matrix]:
     """(seqs, vectors) from rows of (seq, stored vector); rows of another width are skipped."""
-    rows = [(seq, _decode(vector)) for seq, vector in rows]
+    rows = [(seq, vector_bytes(vector)) for seq, vector in rows]
     size = dimensions * 4
     good = [row for row in rows if len(row[1]) == size]  # type: ignore[arg-type]
     if len(good) < len(rows):
@@ -139,7 +139,7 @@ def _matrix(rows: list[tuple[int, object]], kind: str, model: str, dimensions: i
     return seqs, matrix
 
 
-def _decode(vector: object) -> bytes:
+def vector_bytes(vector: object) -> bytes:
     """float32 bytes of a stored vector (SQLite: as stored; PostgreSQL: a pgvector ``Vector``)."""
     if isinstance(vector, bytes):  # SQLite: the BLOB as stored
         return vector
@@ -274,7 +274,7 @@ async def save_vectors(
     db: Connection, kind: RecordKind, model: str, seqs: Sequence[int], matrix: Matrix, upto: int
 ) -> None:
     """Store a batch and move the model's index position to ``upto``, in the caller's transaction."""
-    if is_postgres(db) and isinstance(db, PgConnection):  # numpy rows in pgvector's binary format (bootstrap)
+    if isinstance(db, PgConnection):  # numpy rows in pgvector's binary format (see bootstrap)
         await db.execute(
             "INSERT INTO vectors (kind, model, seq, embedding) SELECT ?, ?, s, e FROM unnest(?::bigint[], ?::vector[])"
             " AS u(s, e) ON CONFLICT (kind, model, seq) DO UPDATE SET embedding = excluded.embedding",
