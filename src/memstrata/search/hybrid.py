@@ -151,7 +151,7 @@ class SearchEngine:
         opts = options or self.options
         text = _check_query(query, k)
         readers = [r for r in self._readers if opts.use_vectors and (opts.models is None or r.model in opts.models)]
-        # The query is embedded while the store answers the search's first read.
+        # The query is embedded while the tiers' reads and full-text ranking run.
         embedding = asyncio.ensure_future(self._query_vectors(text, readers))
         try:
             gathered = [await self._gather(tier, text, readers, flt, opts) for tier in flt.tiers]
@@ -193,9 +193,7 @@ class SearchEngine:
         if embedder is None:
             return []
         if self._ranker is not None:
-            cosine, _, _ = await self._ranker.nearest_rows(
-                kind, embedder.model, embedder.dimensions, flt, vector, 8 * k
-            )
+            cosine = await self._ranker.nearest_rows(kind, embedder.model, embedder.dimensions, flt, vector, 8 * k)
             ranked = sorted(cosine, key=lambda s: (-cosine[s], s))
             found = await self._store.records(kind, ranked, flt)
             return [(found[seq], cosine[seq]) for seq in ranked if seq in found][:k]
@@ -252,18 +250,21 @@ class SearchEngine:
     ) -> tuple[list[tuple[float, Tier, int]], Explain]:
         kind = KIND_OF_TIER[tier]
         index, allowed, named, lexical, vecs = found.index, found.allowed, found.named, found.lexical, found.vectors
-        if self._ranker is not None:  # the store ranks; it also returns the vectors the feedback pass needs
-            vecs, cosine = await self._ranked(kind, found.flt, qvecs, opts.candidates, [seq for seq, _ in lexical])
-            cosine = _above(cosine, opts.min_cosine)
+        if self._ranker is not None:  # the store ranks the vectors
+            cosine = _above(await self._ranked(kind, found.flt, qvecs, opts.candidates), opts.min_cosine)
         else:
             cosine = _above(await self._cosines(index, vecs, qvecs, opts, allowed, settled=settled), opts.min_cosine)
         fused = self._fuse(lexical, cosine, opts)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
-            qvecs = _expand(vecs, qvecs, top, opts.feedback)
             only = np.asarray(sorted(fused), dtype=np.int64)
-            cosine = _above(await self._cosines(index, vecs, qvecs, opts, only, exact=True), opts.min_cosine)
+            if self._ranker is not None:
+                cosine = await self._rescored(kind, qvecs, only.tolist(), top, opts.feedback)
+            else:
+                moved = _expand(vecs, qvecs, top, opts.feedback)
+                cosine = await self._cosines(index, vecs, moved, opts, only, exact=True)
+            cosine = _above(cosine, opts.min_cosine)
             fused = self._fuse(lexical, cosine, opts)
         if kind == "episode":
             fused = await self._boost(fused, named, opts)
@@ -350,18 +351,24 @@ class SearchEngine:
         return best
 
     async def _ranked(
-        self, kind: RecordKind, flt: SearchFilter, qvecs: dict[str, tuple[int, Vector]], limit: int, also: list[int]
-    ) -> tuple[dict[str, tuple[npt.NDArray[np.int64], Vector]], dict[int, float]]:
-        """From a store that ranks vectors: the filter's best ``limit`` cosines over every model, and
-        per model the stored vectors of those rows and of ``also`` (the full-text candidates)."""
+        self, kind: RecordKind, flt: SearchFilter, qvecs: dict[str, tuple[int, Vector]], limit: int
+    ) -> dict[int, float]:
+        """From a store that ranks vectors: the filter's best ``limit`` cosines, over every model."""
         assert self._ranker is not None
         best: dict[int, float] = {}
-        vecs = {}
         for model, (dimensions, vector) in qvecs.items():
-            found, seqs, matrix = await self._ranker.nearest_rows(kind, model, dimensions, flt, vector, limit, also)
-            _keep_best(best, found)
-            vecs[model] = (seqs, matrix)
-        return vecs, best
+            _keep_best(best, await self._ranker.nearest_rows(kind, model, dimensions, flt, vector, limit))
+        return best
+
+    async def _rescored(
+        self, kind: RecordKind, qvecs: dict[str, tuple[int, Vector]], seqs: list[int], top: list[int], weight: float
+    ) -> dict[int, float]:
+        """From a store that ranks vectors: cosines of ``seqs`` with each query moved towards ``top`` (Rocchio)."""
+        assert self._ranker is not None
+        best: dict[int, float] = {}
+        for model, (dimensions, vector) in qvecs.items():
+            _keep_best(best, await self._ranker.rescored(kind, model, dimensions, seqs, vector, top, weight))
+        return best
 
     async def _ann(
         self, index: _UserIndex, model: str, seqs: npt.NDArray[np.int64], matrix: Vector, settled: bool

@@ -131,8 +131,17 @@ class VectorSearchStore(Protocol):
         flt: SearchFilter,
         vector: npt.NDArray[np.float32],
         limit: int,
-        also: Sequence[int] = (),
-    ) -> tuple[dict[int, float], npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
+    ) -> dict[int, float]: ...
+    async def rescored(
+        self,
+        kind: RecordKind,
+        model: str,
+        dimensions: int,
+        seqs: Sequence[int],
+        vector: npt.NDArray[np.float32],
+        towards: Sequence[int],
+        weight: float,
+    ) -> dict[int, float]: ...
 
 
 @runtime_checkable

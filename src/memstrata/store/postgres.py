@@ -42,7 +42,7 @@ from memstrata.store.rows import episode_values
 from memstrata.store.sql import TABLES, PgConnection
 from memstrata.store.sql_conflicts import ConflictMethods
 from memstrata.store.sql_graph import GraphMethods
-from memstrata.store.sql_search import Matrix, SearchMethods, Seqs
+from memstrata.store.sql_search import Matrix, SearchMethods
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -473,18 +473,25 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
             return await sql_search.pending_texts(db, kind, model, limit)
 
     async def nearest_rows(
+        self, kind: RecordKind, model: str, dimensions: int, flt: SearchFilter, vector: Matrix, limit: int
+    ) -> dict[int, float]:
+        """seq -> cosine of the filter's ``limit`` rows closest to ``vector`` (the model's HNSW index)."""
+        async with self._sql_read() as db:
+            return await sql_search.nearest_rows(db, kind, model, dimensions, flt, vector, limit)
+
+    async def rescored(
         self,
         kind: RecordKind,
         model: str,
         dimensions: int,
-        flt: SearchFilter,
+        seqs: Sequence[int],
         vector: Matrix,
-        limit: int,
-        also: Sequence[int] = (),
-    ) -> tuple[dict[int, float], Seqs, Matrix]:
-        """The filter's ``limit`` closest rows (HNSW index) with cosines, and the vectors of those and ``also``."""
-        async with self._transaction() as db:
-            return await sql_search.nearest_rows(PgConnection(db), kind, model, dimensions, flt, vector, limit, also)
+        towards: Sequence[int],
+        weight: float,
+    ) -> dict[int, float]:
+        """seq -> cosine of each of ``seqs`` with ``vector`` moved towards the ``towards`` rows' mean vector."""
+        async with self._sql_read() as db:
+            return await sql_search.rescored(db, kind, model, dimensions, seqs, vector, towards, weight)
 
 
 def _version(text: str) -> tuple[int, ...]:

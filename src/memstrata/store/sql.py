@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -81,6 +82,10 @@ class PgConnection:
         query = _pyformat(sql, "%b" if binary_parameters else "%s")
         await cursor.execute(query, tuple(parameters), prepare=prepare, binary=binary)
         return cursor
+
+    def pipeline(self) -> AbstractAsyncContextManager[Any]:
+        """Statements executed inside go to the server without waiting for each other's results."""
+        return self._connection.pipeline()
 
     async def executemany(
         self, sql: str, parameters: Iterable[Sequence[Any]], *, binary_parameters: bool = False

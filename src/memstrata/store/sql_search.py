@@ -362,51 +362,65 @@ async def nearest_rows(
     flt: SearchFilter,
     vector: Matrix,
     limit: int,
-    also: Sequence[int] = (),
-) -> tuple[dict[int, float], Seqs, Matrix]:
-    """PostgreSQL: seq -> cosine of the filter's ``limit`` rows closest to ``vector``, and the stored
-    vectors of those rows and of ``also`` (those that have one), by ascending seq: one round trip.
+) -> dict[int, float]:
+    """PostgreSQL: seq -> cosine of the filter's ``limit`` rows closest to ``vector``.
 
     The model's HNSW index answers (iterative scans go on past rows the filter refuses); when
-    it finds fewer than ``limit`` rows, the filter's rows are ranked exactly instead. Runs in
-    the caller's transaction (it sets the scan's parameters for that transaction).
+    it finds fewer than ``limit`` rows, the filter's rows are ranked exactly instead. The scan's
+    settings and the query travel in one round trip; the settings steer only HNSW scans, which
+    only this query makes, so they may stay on the pooled connection.
     """
     clause, params = where(db, kind, flt)
     by_index, exact = nearest_sql(kind, model, dimensions, clause)
-    extra = [int(seq) for seq in dict.fromkeys(also)]
-    await db.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, limit))}")
-    await db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-    union = (
-        f" UNION ALL (SELECT v.seq, NULL, v.embedding FROM vectors v WHERE v.kind = {literal(kind)}"
-        f" AND v.model = {literal(model)} AND v.seq IN ({', '.join('?' for _ in extra)}))"
-        if extra
-        else ""
-    )
-    # Never a prepared statement: its generic plan (limit and vector unknown) ranks every row exactly.
-    cursor = await db.execute(
-        f"({by_index}){union}", (vector, *params, vector, limit, *extra), prepare=False, binary=True
-    )
-    rows = list(await cursor.fetchall())
-    if sum(row[1] is not None for row in rows) < limit:  # a narrow filter: rank its rows exactly
-        cursor = await db.execute(
-            f"({exact}){union}", (vector, *params, vector, limit, *extra), prepare=False, binary=True
-        )
+    arguments = (vector, *params, vector, limit)
+    async with db.pipeline():
+        await db.execute(f"SET hnsw.ef_search = {min(1000, max(40, limit))}")
+        await db.execute("SET hnsw.iterative_scan = relaxed_order")
+        # Never a prepared statement: its generic plan (limit and vector unknown) ranks every row exactly.
+        cursor = await db.execute(by_index, arguments, prepare=False, binary=True)
         rows = list(await cursor.fetchall())
-    hits = {int(row[0]): 1.0 - float(row[1]) for row in rows if row[1] is not None}
-    stored = {int(row[0]): row[2] for row in rows}
-    seqs = np.fromiter(sorted(stored), dtype=np.int64, count=len(stored))
-    matrix = np.zeros((len(seqs), dimensions), dtype=np.float32)
-    for i, seq in enumerate(seqs.tolist()):
-        matrix[i] = stored[seq].to_numpy()
-    return hits, seqs, matrix
+    if len(rows) < limit:  # a narrow filter: rank its rows exactly
+        cursor = await db.execute(exact, arguments, prepare=False, binary=True)
+        rows = list(await cursor.fetchall())
+    return {int(seq): 1.0 - float(distance) for seq, distance in rows}
+
+
+async def rescored(
+    db: PgConnection,
+    kind: RecordKind,
+    model: str,
+    dimensions: int,
+    seqs: Sequence[int],
+    vector: Matrix,
+    towards: Sequence[int],
+    weight: float,
+) -> dict[int, float]:
+    """PostgreSQL: seq -> cosine of each of ``seqs`` (those with a vector) with ``vector`` moved towards
+    the mean vector of the ``towards`` rows: ``vector + weight x mean`` (unmoved if none of them has one).
+
+    Pseudo-relevance feedback computed where the vectors are: one round trip, no vectors sent back.
+    """
+    typed = f"vector({int(dimensions)})"
+    rows = f"FROM vectors v WHERE v.kind = {literal(kind)} AND v.model = {literal(model)} AND v.seq = ANY(?)"
+    sql = (
+        f"WITH moved AS (SELECT COALESCE(?::{typed} + avg(v.embedding::{typed}), ?::{typed}) AS query {rows})"
+        f" SELECT v.seq, v.embedding::{typed} <=> moved.query FROM moved, vectors v"
+        f" WHERE v.kind = {literal(kind)} AND v.model = {literal(model)} AND v.seq = ANY(?)"
+    )
+    # Cosines ignore length: vector / weight + mean points where vector + weight x mean does.
+    scaled = (np.asarray(vector, dtype=np.float32) / weight if weight > 0 else vector).astype(np.float32)
+    moved_by = [int(seq) for seq in towards] if weight > 0 else []
+    parameters = (scaled, vector, moved_by, [int(seq) for seq in seqs])
+    cursor = await db.execute(sql, parameters, binary_parameters=True)
+    return {int(seq): 1.0 - float(distance) for seq, distance in await cursor.fetchall()}
 
 
 def nearest_sql(kind: RecordKind, model: str, dimensions: int, clause: str) -> tuple[str, str]:
     """PostgreSQL: the nearest-rows query the HNSW index answers, and its exact twin (+ 0 keeps the index out).
 
-    Rows: seq, cosine distance, the stored vector. Parameters of both: the query vector, the
-    clause's, the query vector again, the limit. The partial index is matched only with the kind
-    and model as literals and the index's own cast.
+    Rows: seq, cosine distance. Parameters of both: the query vector, the clause's, the query
+    vector again, the limit. The partial index is matched only with the kind and model as
+    literals and the index's own cast.
     """
     full = f"(v.embedding::vector({int(dimensions)})) <=> ?::vector({int(dimensions)})"
     half = f"(v.embedding::halfvec({int(dimensions)})) <=> ?::halfvec({int(dimensions)})"
@@ -415,8 +429,8 @@ def nearest_sql(kind: RecordKind, model: str, dimensions: int, clause: str) -> t
         f" WHERE v.kind = {literal(kind)} AND v.model = {literal(model)} AND {clause}"
     )
     return (
-        f"SELECT v.seq, {full}, v.embedding {joined} ORDER BY {half} LIMIT ?",
-        f"SELECT v.seq, {full}, v.embedding {joined} ORDER BY ({full}) + 0 LIMIT ?",
+        f"SELECT v.seq, {full} {joined} ORDER BY {half} LIMIT ?",
+        f"SELECT v.seq, {full} {joined} ORDER BY ({full}) + 0 LIMIT ?",
     )
 
 
