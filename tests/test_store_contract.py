@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import select
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Coroutine
@@ -398,6 +399,22 @@ def test_a_server_down_or_restarting_mid_batch(tmp_path: Path, monkeypatch: pyte
         asyncio.run(_restart_scenario(server, monkeypatch))
     finally:
         server.cleanup()
+
+
+async def test_the_pool_check_notices_a_connection_the_server_closed(postgres_url: str) -> None:
+    """Handing out an idle connection costs no round trip unless the server has closed it."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as idle:
+        await postgres._check_connection(idle)  # alive and quiet: passes
+        async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as admin:
+            await admin.execute("SELECT pg_terminate_backend(%s)", (idle.info.backend_pid,))
+        for _ in range(100):  # the termination notice arrives asynchronously
+            await asyncio.sleep(0.01)
+            if select.select([idle.fileno()], [], [], 0)[0]:
+                break
+        with pytest.raises(psycopg.OperationalError):
+            await postgres._check_connection(idle)
 
 
 def _crash(server: Any) -> None:

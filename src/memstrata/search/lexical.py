@@ -140,6 +140,8 @@ class LexicalIndex:
         self._lengths = Column(np.float32)
         self._total = 0.0
         self._segments: list[_Segment] = []
+        self._scores = np.zeros(0, dtype=np.float32)  # scratch: all zero between searches
+        self._owner = np.zeros(0, dtype=np.intp)  # scratch of `_distinct`
 
     def __len__(self) -> int:
         return len(self._seqs)
@@ -171,32 +173,56 @@ class LexicalIndex:
             self._segments[-2:] = [_Segment.merged(self._segments[-2:])]
 
     def search(self, words: Sequence[str], limit: int, allowed: Seqs | None = None) -> list[tuple[int, float]]:
-        """(seq, BM25) best first for documents holding any of ``words``; ``allowed`` (sorted seqs) restricts."""
+        """(seq, BM25) best first for documents holding any of ``words``; ``allowed`` (sorted seqs) restricts.
+
+        Costs what the query terms' postings cost, not the index's size: scores accumulate in a
+        scratch array that only the touched entries are read from and reset in.
+        """
         terms = self.tokenizer.lookup(words)
         n = len(self._seqs)
         if not terms or not self._segments:
             return []
         seqs, lengths = self._seqs.view, self._lengths.view
-        scores = np.zeros(n, dtype=np.float32)
-        average = self._total / n or 1.0
-        for term in terms:
-            parts = [segment.postings(term) for segment in self._segments]
-            docs = np.concatenate([p[0] for p in parts])
-            if not len(docs):
-                continue
-            tfs = np.concatenate([p[1] for p in parts])
-            idf = max(float(np.log((n - len(docs) + 0.5) / (len(docs) + 0.5))), 1e-6)
-            norm = K1 * (1 - B + B * lengths[docs] / average)
-            scores[docs] += idf * tfs * (K1 + 1) / (tfs + norm)
+        if len(self._scores) < n:
+            self._scores = np.zeros(max(n, 2 * len(self._scores)), dtype=np.float32)
+            self._owner = np.zeros(len(self._scores), dtype=np.intp)
+        scores, average = self._scores, self._total / n or 1.0
+        touched: list[npt.NDArray[np.int32]] = []
+        try:
+            for term in terms:
+                parts = [segment.postings(term) for segment in self._segments]
+                docs = np.concatenate([p[0] for p in parts])
+                if not len(docs):
+                    continue
+                tfs = np.concatenate([p[1] for p in parts])
+                idf = max(float(np.log((n - len(docs) + 0.5) / (len(docs) + 0.5))), 1e-6)
+                norm = K1 * (1 - B + B * lengths[docs] / average)
+                scores[docs] += idf * tfs * (K1 + 1) / (tfs + norm)  # a term's postings name a document once
+                touched.append(docs)
+            if not touched:
+                return []
+            hits = touched[0] if len(touched) == 1 else self._distinct(np.concatenate(touched))
+            found = scores[hits]
+        finally:
+            for docs in touched:
+                scores[docs] = 0
         if allowed is not None:
-            keep = np.zeros(n, dtype=bool)
-            keep[positions(seqs, allowed)] = True
-            scores[~keep] = 0
-        hits = np.flatnonzero(scores)
+            at = np.searchsorted(allowed, seqs[hits])
+            keep = at < len(allowed)
+            keep[keep] = allowed[at[keep]] == seqs[hits[keep]]
+            hits, found = hits[keep], found[keep]
         if len(hits) > limit:
-            hits = hits[np.argpartition(-scores[hits], limit - 1)[:limit]]
-        hits = hits[np.argsort(-scores[hits], kind="stable")]
-        return list(zip(seqs[hits].tolist(), scores[hits].astype(float).tolist(), strict=True))
+            best = np.argpartition(-found, limit - 1)[:limit]
+            hits, found = hits[best], found[best]
+        order = np.lexsort((hits, -found))  # best first; ties: older first
+        return list(zip(seqs[hits[order]].tolist(), found[order].astype(float).tolist(), strict=True))
+
+    def _distinct(self, docs: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+        """``docs`` without repeats, in linear time: each entry keeps the slot of its last occurrence."""
+        slots = np.arange(len(docs), dtype=np.intp)
+        self._owner[docs] = slots
+        distinct: npt.NDArray[np.int32] = docs[self._owner[docs] == slots]
+        return distinct
 
 
 def positions(seqs: Seqs, wanted: Seqs) -> npt.NDArray[np.intp]:

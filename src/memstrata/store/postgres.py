@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import select
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -86,6 +87,21 @@ def _drivers() -> tuple[Any, Any]:
     return psycopg, psycopg_pool
 
 
+async def _check_connection(connection: Any) -> None:
+    """Ask the server (one round trip) only when the idle connection's socket has something to read.
+
+    An idle connection receives nothing unless the server closed it or is about to (a restart,
+    a crash, a terminated backend): then the pool's own check fails and the connection is replaced.
+    """
+    try:
+        readable = bool(select.select([connection.fileno()], [], [], 0)[0])
+    except (OSError, ValueError):
+        readable = True
+    if readable:
+        _, psycopg_pool = _drivers()
+        await psycopg_pool.AsyncConnectionPool.check_connection(connection)
+
+
 T = TypeVar("T")
 P = ParamSpec("P")
 S = TypeVar("S", bound="PostgresMemoryStore")
@@ -149,7 +165,7 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
                 timeout=self.timeout,
                 kwargs={"autocommit": True, "connect_timeout": max(1, round(self.timeout))},
                 configure=register_vector_async,  # numpy vectors travel in pgvector's binary format
-                check=psycopg_pool.AsyncConnectionPool.check_connection,  # a connection a restart broke is replaced
+                check=_check_connection,  # a connection a restart broke is replaced
             )
             try:
                 await pool.open(wait=True, timeout=self.timeout)
@@ -254,9 +270,13 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
             yield db
 
     @asynccontextmanager
-    async def _settled(self) -> AsyncIterator[PgConnection]:
-        """A transaction that no write overlaps: every seq up to the highest visible one is final."""
-        async with self._transaction() as db:
+    async def _settled(self, pipelined: bool = False) -> AsyncIterator[PgConnection]:
+        """A transaction that no write overlaps: every seq up to the highest visible one is final.
+
+        ``pipelined``: its statements are sent without waiting for each other's results (for a
+        short read: the lock, the read and the commit cost two round trips, not four).
+        """
+        async with self._read() as db, db.pipeline() if pipelined else nullcontext(), db.transaction():
             await db.execute("SELECT pg_advisory_xact_lock(%s)", (_SEQ_LOCK,))
             yield PgConnection(db)
 
@@ -464,7 +484,7 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
 
     async def positions(self, kind: RecordKind, models: Sequence[str] = ()) -> Positions:
         """As on SQLite, read while no write is in flight (see ``_SEQ_LOCK``): caches resume from it."""
-        async with self._settled() as db:
+        async with self._settled(pipelined=True) as db:
             return await sql_search.positions(db, kind, models)
 
     async def pending_texts(self, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
