@@ -10,8 +10,7 @@ million texts with the CPU model would take hours; the vector search does exactl
 same work on them. Queries are real texts embedded by the packaged model, so query
 embedding time is part of every search. In the same process, for comparison: the search
 with exact vectors instead of the HNSW graph, the search with SQLite FTS5 queries instead
-of the in-memory BM25 index, the search with the query embedded on the event loop instead of
-the embedder's own thread, and each part alone (query embedding, FTS5 query, in-memory
+of the in-memory BM25 index, and each part alone (query embedding, FTS5 query, in-memory
 BM25 query, exact numpy scan, HNSW search). The HNSW recall is measured the way ANN
 benchmarks do: held-out points of the stored clusters as queries, top 10 against exact.
 """
@@ -97,18 +96,15 @@ async def measure(mem: Memory, queries: list[str], size: int, embedder: OnnxEmbe
     started = time.perf_counter()
     await mem.search(scope, queries[0], k=10, tiers=["episodic"], fresh=True)  # waits for the HNSW graph, if any
     built = (time.perf_counter() - started) * 1000
-    variants = {  # name: (options, whether the query is embedded on the embedder's own thread)
-        "hybrid search, k=10 (default options)": (SearchOptions(), True),
-        "hybrid with exact vectors (no HNSW)": (SearchOptions(ann_min_rows=None), True),
-        "hybrid with SQLite FTS5 queries for BM25": (SearchOptions(lexical="fts5"), True),
-        "hybrid with the query embedded on the event loop": (SearchOptions(), False),
+    variants = {
+        "hybrid search, k=10 (default options)": SearchOptions(),
+        "hybrid with exact vectors (no HNSW)": SearchOptions(ann_min_rows=None),
+        "hybrid with SQLite FTS5 queries for BM25": SearchOptions(lexical="fts5"),
     }
     samples: dict[str, list[float]] = {name: [] for name in variants}
     for text in queries:
-        for name, (options, query_thread) in variants.items():
-            embedder.query_thread = query_thread
+        for name, options in variants.items():
             await timed(samples[name], mem.search(scope, text, k=10, tiers=["episodic"], options=options))
-    embedder.query_thread = True
     notes = {
         "hybrid search, k=10 (default options)": f"first query {cold:.0f} ms, HNSW build {built / 1000:.1f} s"
         if size >= ANN_MIN_ROWS

@@ -13,7 +13,6 @@ import importlib.metadata
 import logging
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +67,7 @@ class OnnxEmbedder(BatchEmbedder):
 
     With no arguments it loads the packaged MiniLM (384 dimensions) and checks its sha256.
     Pass ``model_path``/``tokenizer_path`` (and ``model_id``) for any ONNX encoder with the same
-    inputs. The model loads on first use; inference runs off the event loop: batches on the
-    default executor, single queries (``embed``) on a thread of their own so that a search's
-    reads and full-text ranking run meanwhile (``query_thread=False`` embeds them on the
-    event loop, which a one-core machine may prefer).
+    inputs. The model loads on first use; batches run in a worker thread, a single query inline.
     """
 
     def __init__(
@@ -84,7 +80,6 @@ class OnnxEmbedder(BatchEmbedder):
         max_tokens: int = 256,
         batch_size: int = 64,
         threads: int | None = None,
-        query_thread: bool = True,
     ) -> None:
         self._model_path = None if model_path is None else Path(model_path)
         self._tokenizer_path = None if tokenizer_path is None else Path(tokenizer_path)
@@ -93,8 +88,6 @@ class OnnxEmbedder(BatchEmbedder):
         self._session: Any = None
         self._tokenizer: Any = None
         self._load_lock = threading.Lock()
-        self.query_thread = query_thread
-        self._query_thread: ThreadPoolExecutor | None = None
         self.truncated = 0
 
     @classmethod
@@ -156,15 +149,9 @@ class OnnxEmbedder(BatchEmbedder):
         return normalise(pooled, self._dimensions)
 
     async def embed(self, text: str) -> Vectors:
-        # On a thread of its own, so a search's other work (reads, full-text ranking) goes on meanwhile:
-        # onnxruntime releases the GIL while it runs (bench/search_latency.py measures both ways).
-        if not self.query_thread:
-            inline: Vectors = self._run([text])[0]
-            return inline
-        if self._query_thread is None:
-            self._query_thread = ThreadPoolExecutor(1, thread_name_prefix="memstrata-embed")
-        vectors = await asyncio.get_running_loop().run_in_executor(self._query_thread, self._run, [text])
-        vector: Vectors = vectors[0]
+        # Inline: a worker thread would compete with the caller for both the GIL and the cores
+        # onnxruntime splits its work over, which costs more than it overlaps (bench/search_latency.py).
+        vector: Vectors = self._run([text])[0]
         return vector
 
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:

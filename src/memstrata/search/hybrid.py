@@ -82,14 +82,18 @@ class _UserIndex:
 
 @dataclass
 class _Gathered:
-    """One tier's reads for one search: the user's index, allowed rows, named sources, BM25 hits, vectors."""
+    """One tier's reads for one search: the user's index, allowed rows, named sources, the query's
+    terms, BM25 hits and vector candidates (from a store that ranks vectors), the cached vectors."""
 
     flt: SearchFilter
     index: _UserIndex
     allowed: npt.NDArray[np.int64] | None
     named: list[str]
-    lexical: list[tuple[int, float]]
+    words: list[str]
+    last: int  # the kind's highest seq when the search began
     vectors: dict[str, tuple[npt.NDArray[np.int64], Vector]]
+    lexical: list[tuple[int, float]] = field(default_factory=list)
+    ranked: dict[int, float] = field(default_factory=dict)
 
 
 class SearchOptions(Model):
@@ -151,12 +155,13 @@ class SearchEngine:
         opts = options or self.options
         text = _check_query(query, k)
         readers = [r for r in self._readers if opts.use_vectors and (opts.models is None or r.model in opts.models)]
-        # The query is embedded while the tiers' reads and full-text ranking run.
+        # The query is embedded while the store answers the tiers' first reads.
         embedding = asyncio.ensure_future(self._query_vectors(text, readers))
         try:
             gathered = [await self._gather(tier, text, readers, flt, opts) for tier in flt.tiers]
         finally:
             qvecs = await embedding
+        await self._rank(flt.tiers, gathered, qvecs, opts)
         scored: list[tuple[float, Tier, int]] = []
         explain: dict[Tier, Explain] = {}
         for tier, found in zip(flt.tiers, gathered, strict=True):
@@ -233,12 +238,36 @@ class SearchEngine:
         allowed = await self._store.selected(kind, flt) if _narrows(kind, flt) else None
         names = await self._sources(index, flt, last) if kind == "episode" else []
         named = q.mentioned(text, names)
-        words = q.terms(text, named)
-        lexical = await self._lexical(kind, index, flt, words, allowed, opts, last) if opts.use_fulltext else []
         vecs = {}
         if self._ranker is None:
             vecs = {r.model: await self._vectors(kind, index, r.model, r.dimensions, indexed[r.model]) for r in readers}
-        return _Gathered(flt, index, allowed, named, lexical, vecs)
+        return _Gathered(flt, index, allowed, named, q.terms(text, named), last, vecs)
+
+    async def _rank(
+        self,
+        tiers: Sequence[Tier],
+        gathered: list[_Gathered],
+        qvecs: dict[str, tuple[int, Vector]],
+        opts: SearchOptions,
+    ) -> None:
+        """Full text of every tier, and vector candidates from a store that ranks them: its queries
+        go out first (one connection per tier), so the server ranks while BM25 runs here."""
+        queries = []
+        if self._ranker is not None:
+            queries = [
+                asyncio.ensure_future(self._ranked(KIND_OF_TIER[tier], found.flt, qvecs, opts.candidates))
+                for tier, found in zip(tiers, gathered, strict=True)
+            ]
+            await asyncio.sleep(0)  # the queries leave now
+        try:
+            if opts.use_fulltext:
+                for tier, found in zip(tiers, gathered, strict=True):
+                    found.lexical = await self._lexical(
+                        KIND_OF_TIER[tier], found.index, found.flt, found.words, found.allowed, opts, found.last
+                    )
+        finally:
+            for query, found in zip(queries, gathered, strict=False):
+                found.ranked = await query
 
     async def _tier(
         self,
@@ -250,8 +279,8 @@ class SearchEngine:
     ) -> tuple[list[tuple[float, Tier, int]], Explain]:
         kind = KIND_OF_TIER[tier]
         index, allowed, named, lexical, vecs = found.index, found.allowed, found.named, found.lexical, found.vectors
-        if self._ranker is not None:  # the store ranks the vectors
-            cosine = _above(await self._ranked(kind, found.flt, qvecs, opts.candidates), opts.min_cosine)
+        if self._ranker is not None:  # the store ranked the vectors
+            cosine = _above(found.ranked, opts.min_cosine)
         else:
             cosine = _above(await self._cosines(index, vecs, qvecs, opts, allowed, settled=settled), opts.min_cosine)
         fused = self._fuse(lexical, cosine, opts)
