@@ -40,9 +40,7 @@ def test_scores_equal_fts5_bm25_however_appended(texts: list[str], cuts: list[in
     # One word per stem: FTS5 scores each OR-ed phrase, so a repeated stem would count twice there.
     words = list({index.tokenizer.ids(w)[0]: w.lower() for w in query}.values())
     expected = fts5_scores(texts, words)
-    index.search(list(reversed(words))[:1], limit=3)  # an earlier search leaves nothing behind
     got = dict(index.search(words, limit=len(texts)))
-    assert dict(index.search(words, limit=len(texts))) == got
     assert set(got) == {seq for seq, score in expected.items() if score > 0}
     for seq, score in got.items():
         assert score == pytest.approx(expected[seq], rel=1e-4, abs=1e-6)
@@ -74,33 +72,3 @@ def test_column_grows_without_losing_rows() -> None:
         column.extend(np.full((7, 3), start, dtype=np.float32))
     assert column.view.shape == (105, 3)
     assert column.view[7:14].tolist() == [[7.0] * 3] * 7
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 30), st.integers(1, 6))
-def test_skipping_common_terms_never_changes_the_result(seed: int, limit: int, n_words: int) -> None:
-    """Common terms scored only where rarer ones matched (MaxScore) give what scoring every posting gives."""
-    import random
-
-    import memstrata.search.lexical as lexical
-
-    r = random.Random(seed)
-    vocabulary = [f"w{i}" for i in range(300)]
-    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]  # a few words in most texts, a long tail
-    index = LexicalIndex()
-    for start in range(0, 3000, 700):
-        index.add(
-            [(seq, " ".join(r.choices(vocabulary, weights, k=r.randint(3, 20)))) for seq in range(start, start + 700)]
-        )
-    words = r.choices(vocabulary, weights, k=n_words)
-    allowed = np.asarray(sorted(r.sample(range(3000), 2000)), dtype=np.int64) if seed % 2 else None
-    pruned = index.search(words, limit, allowed)
-    try:
-        lexical.COMMON_SHARE = float("inf")  # every term scored over all its documents
-        full = index.search(words, limit, allowed)
-    finally:
-        lexical.COMMON_SHARE = 1 / 64
-    assert [score for _, score in pruned] == pytest.approx([score for _, score in full], rel=1e-5)
-    same = dict(full)
-    for seq, score in pruned:
-        assert seq not in same or score == pytest.approx(same[seq], rel=1e-5)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,11 +24,9 @@ import Stemmer
 K1 = 1.2
 B = 0.75
 MAX_SEGMENTS = 8
-COMMON_SHARE = 1 / 64  # a term in more of the documents than this is "common" to `LexicalIndex.search`
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 Seqs = npt.NDArray[np.int64]
-Scores = npt.NDArray[np.float32]
 
 
 class Tokenizer:
@@ -71,13 +69,6 @@ class Tokenizer:
         return str(self._stemmer.stemWord(word))
 
 
-class _Postings(NamedTuple):
-    docs: npt.NDArray[np.int32]  # ascending
-    tfs: npt.NDArray[np.float32]
-    idf: float
-    most: float  # the most the term adds to any document's score
-
-
 class _Segment:
     """Postings of a run of documents grouped by term: document ordinals and term frequencies."""
 
@@ -88,7 +79,6 @@ class _Segment:
         self.tfs = tfs[order]
         self.terms, first = np.unique(terms, return_index=True)
         self.offsets = np.append(first, len(terms))
-        self.most = np.maximum.reduceat(self.tfs, first) if len(first) else self.tfs[:0]  # highest tf per term
 
     def __len__(self) -> int:
         return len(self.docs)
@@ -107,13 +97,12 @@ class _Segment:
             np.concatenate([s.tfs for s in segments]),
         )
 
-    def postings(self, term: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32], float]:
-        """The term's documents, their term frequencies, and the highest of those (0 if absent)."""
+    def postings(self, term: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
         at = int(np.searchsorted(self.terms, term))
         if at == len(self.terms) or self.terms[at] != term:
-            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32), 0.0
+            return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
         lo, hi = self.offsets[at], self.offsets[at + 1]
-        return self.docs[lo:hi], self.tfs[lo:hi], float(self.most[at])
+        return self.docs[lo:hi], self.tfs[lo:hi]
 
 
 class Column:
@@ -151,9 +140,6 @@ class LexicalIndex:
         self._lengths = Column(np.float32)
         self._total = 0.0
         self._segments: list[_Segment] = []
-        self._shortest = float("inf")  # the fewest words of a document that has any
-        self._scores = np.zeros(0, dtype=np.float32)  # scratch: all zero between searches
-        self._owner = np.zeros(0, dtype=np.intp)  # scratch of `_distinct`
 
     def __len__(self) -> int:
         return len(self._seqs)
@@ -177,8 +163,6 @@ class LexicalIndex:
         self._seqs.extend([seq for seq, _ in rows])
         self._lengths.extend(lengths)
         self._total += float(lengths.sum())
-        if (lengths > 0).any():
-            self._shortest = min(self._shortest, float(lengths[lengths > 0].min()))
         if terms:
             self._segments.append(_Segment.of_tokens(np.asarray(terms, np.int64), np.asarray(docs, np.int64)))
         # Merge like a binary counter: segment sizes shrink geometrically, so there are O(log n) of them
@@ -187,107 +171,32 @@ class LexicalIndex:
             self._segments[-2:] = [_Segment.merged(self._segments[-2:])]
 
     def search(self, words: Sequence[str], limit: int, allowed: Seqs | None = None) -> list[tuple[int, float]]:
-        """(seq, BM25) best first for documents holding any of ``words``; ``allowed`` (sorted seqs) restricts.
-
-        Costs what the query terms' postings cost, not the index's size: scores accumulate in a
-        scratch array that only the touched entries are read from and reset in. Terms are added
-        rarest first; once the most the remaining (common) terms could add to any document is
-        less than the ``limit``-th best score so far, no document holding only those can make
-        the result (MaxScore), and they are scored only for the documents that still can.
-        Ties: older first.
-        """
+        """(seq, BM25) best first for documents holding any of ``words``; ``allowed`` (sorted seqs) restricts."""
         terms = self.tokenizer.lookup(words)
         n = len(self._seqs)
-        if not terms or not self._segments or limit < 1:
+        if not terms or not self._segments:
             return []
-        lists = sorted((p for p in map(self._postings, terms) if len(p.docs)), key=lambda p: len(p.docs))
-        if not lists:
-            return []
-        if len(self._scores) < n:
-            self._scores = np.zeros(max(n, 2 * len(self._scores)), dtype=np.float32)
-            self._owner = np.zeros(len(self._scores), dtype=np.intp)
-        scores = self._scores
-        touched: list[npt.NDArray[np.int32]] = []
-        try:
-            for postings in lists:
-                if len(postings.docs) > n * COMMON_SHARE and touched:  # common from here on: can they be skipped?
-                    pruned = self._rare_first(touched, lists[len(touched) :], limit, allowed)
-                    if pruned is not None:
-                        hits, found = pruned
-                        break
-                scores[postings.docs] += self._weights(postings.docs, postings.tfs, postings.idf)  # once per doc
-                touched.append(postings.docs)
-            else:
-                hits, found = self._allowed(self._distinct(touched), allowed)
-        finally:
-            for docs in touched:
-                scores[docs] = 0
-        if len(hits) > limit:  # the limit best; of those tied with the last, the oldest
-            last = np.partition(found, len(found) - limit)[len(found) - limit]
-            above, tied = np.flatnonzero(found > last), np.flatnonzero(found == last)
-            tied = tied[np.argsort(hits[tied], kind="stable")[: limit - len(above)]]
-            keep = np.concatenate([above, tied])
-            hits, found = hits[keep], found[keep]
-        order = np.lexsort((hits, -found))
-        seqs = self._seqs.view
-        return list(zip(seqs[hits[order]].tolist(), found[order].astype(float).tolist(), strict=True))
-
-    def _postings(self, term: int) -> _Postings:
-        """A term's documents (ascending), their term frequencies, its idf and the most it adds to a score."""
-        parts = [segment.postings(term) for segment in self._segments]
-        docs = np.concatenate([p[0] for p in parts])
-        tfs = np.concatenate([p[1] for p in parts])
-        n = len(self._seqs)
-        idf = max(float(np.log((n - len(docs) + 0.5) / (len(docs) + 0.5))), 1e-6)
-        most = max((p[2] for p in parts), default=0.0)  # highest term frequency
-        shortest = K1 * (1 - B + B * self._shortest / (self._total / n or 1.0))
-        return _Postings(docs, tfs, idf, idf * most * (K1 + 1) / (most + shortest) if most else 0.0)
-
-    def _weights(self, docs: npt.NDArray[np.int32], tfs: npt.NDArray[np.float32], idf: float) -> Scores:
-        """One term's BM25 share in each of ``docs``."""
-        average = self._total / len(self._seqs) or 1.0
-        norm = K1 * (1 - B + B * self._lengths.view[docs] / average)
-        weights: Scores = (idf * tfs * (K1 + 1) / (tfs + norm)).astype(np.float32, copy=False)
-        return weights
-
-    def _allowed(self, hits: npt.NDArray[np.int32], allowed: Seqs | None) -> tuple[npt.NDArray[np.int32], Scores]:
-        """The allowed ``hits`` and their scores so far."""
+        seqs, lengths = self._seqs.view, self._lengths.view
+        scores = np.zeros(n, dtype=np.float32)
+        average = self._total / n or 1.0
+        for term in terms:
+            parts = [segment.postings(term) for segment in self._segments]
+            docs = np.concatenate([p[0] for p in parts])
+            if not len(docs):
+                continue
+            tfs = np.concatenate([p[1] for p in parts])
+            idf = max(float(np.log((n - len(docs) + 0.5) / (len(docs) + 0.5))), 1e-6)
+            norm = K1 * (1 - B + B * lengths[docs] / average)
+            scores[docs] += idf * tfs * (K1 + 1) / (tfs + norm)
         if allowed is not None:
-            seqs = self._seqs.view[hits]
-            at = np.minimum(np.searchsorted(allowed, seqs), max(len(allowed) - 1, 0))
-            hits = hits[allowed[at] == seqs] if len(allowed) else hits[:0]
-        return hits, self._scores[hits]
-
-    def _rare_first(
-        self, touched: list[npt.NDArray[np.int32]], common: Sequence[_Postings], limit: int, allowed: Seqs | None
-    ) -> tuple[npt.NDArray[np.int32], Scores] | None:
-        """Every document that can make the top ``limit``, fully scored, when the ``common`` terms cannot
-        lift a document the rarer (``touched``) terms missed into it; None when they might."""
-        hits, found = self._allowed(self._distinct(touched), allowed)
-        if len(found) < limit:
-            return None
-        floor = float(np.partition(found, len(found) - limit)[len(found) - limit])  # scores only grow from here
-        ceiling = sum(p.most for p in common) * (1 + 1e-5) + 1e-6  # float32 sums: a margin for rounding
-        if ceiling >= floor:
-            return None
-        keep = found + ceiling >= floor
-        order = np.argsort(hits[keep])
-        hits, found = hits[keep][order], found[keep][order]
-        for postings in common:  # documents ascending: a binary search each
-            at = np.minimum(np.searchsorted(postings.docs, hits), len(postings.docs) - 1)
-            match = postings.docs[at] == hits
-            found[match] += self._weights(hits[match], postings.tfs[at[match]], postings.idf)
-        return hits, found
-
-    def _distinct(self, touched: list[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
-        """The documents of the ``touched`` lists (each without repeats), once each, in linear time."""
-        if len(touched) == 1:
-            return touched[0]
-        docs = np.concatenate(touched)
-        slots = np.arange(len(docs), dtype=np.intp)
-        self._owner[docs] = slots
-        distinct: npt.NDArray[np.int32] = docs[self._owner[docs] == slots]
-        return distinct
+            keep = np.zeros(n, dtype=bool)
+            keep[positions(seqs, allowed)] = True
+            scores[~keep] = 0
+        hits = np.flatnonzero(scores)
+        if len(hits) > limit:
+            hits = hits[np.argpartition(-scores[hits], limit - 1)[:limit]]
+        hits = hits[np.argsort(-scores[hits], kind="stable")]
+        return list(zip(seqs[hits].tolist(), scores[hits].astype(float).tolist(), strict=True))
 
 
 def positions(seqs: Seqs, wanted: Seqs) -> npt.NDArray[np.intp]:
