@@ -287,12 +287,12 @@ class SearchEngine:
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
-            only = np.asarray(sorted(fused), dtype=np.int64)
+            only = sorted(fused)
             if self._ranker is not None:
-                cosine = await self._rescored(kind, qvecs, only.tolist(), top, opts.feedback)
+                cosine = await self._rescored(kind, qvecs, only, top, opts.feedback)
             else:
                 moved = _expand(vecs, qvecs, top, opts.feedback)
-                cosine = await self._cosines(index, vecs, moved, opts, only, exact=True)
+                cosine = await self._cosines(index, vecs, moved, opts, np.asarray(only, dtype=np.int64), exact=True)
             cosine = _above(cosine, opts.min_cosine)
             fused = self._fuse(lexical, cosine, opts)
         if kind == "episode":

@@ -401,11 +401,11 @@ async def rescored(
     Pseudo-relevance feedback computed where the vectors are: one round trip, no vectors sent back.
     """
     typed = f"vector({int(dimensions)})"
-    rows = f"FROM vectors v WHERE v.kind = {literal(kind)} AND v.model = {literal(model)} AND v.seq = ANY(?)"
+    among = f"v.kind = {literal(kind)} AND v.model = {literal(model)} AND v.seq = ANY(?)"
     sql = (
-        f"WITH moved AS (SELECT COALESCE(?::{typed} + avg(v.embedding::{typed}), ?::{typed}) AS query {rows})"
-        f" SELECT v.seq, v.embedding::{typed} <=> moved.query FROM moved, vectors v"
-        f" WHERE v.kind = {literal(kind)} AND v.model = {literal(model)} AND v.seq = ANY(?)"
+        f"WITH moved AS (SELECT COALESCE(?::{typed} + avg(v.embedding::{typed}), ?::{typed}) AS query"
+        f" FROM vectors v WHERE {among})"
+        f" SELECT v.seq, v.embedding::{typed} <=> moved.query FROM moved, vectors v WHERE {among}"
     )
     # Cosines ignore length: vector / weight + mean points where vector + weight x mean does.
     scaled = (np.asarray(vector, dtype=np.float32) / weight if weight > 0 else vector).astype(np.float32)
