@@ -164,6 +164,9 @@ def _methods() -> dict[str, SearchOptions | None]:
         "+ HNSW index for every user (approximate)": default.model_copy(update={"ann_min_rows": 1}),
         "- vectors only": default.model_copy(update={"use_fulltext": False}),
         "+ salience weight 0.3": default.model_copy(update={"salience_weight": 0.3}),
+        "- query embedded by the model as shipped, not its int8 query path": default.model_copy(
+            update={"query_path": False}
+        ),
         "baseline: plain BM25": None,
         "baseline: plain dense cosine": None,
         "baseline: plain RRF (BM25 + dense, k=60)": None,

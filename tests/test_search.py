@@ -339,3 +339,25 @@ async def test_postgres_ranks_vectors_with_its_hnsw_index(postgres_url: str) -> 
         assert sql_search.hnsw_index("episode", "toy") in " ".join(row[0] for row in plan)
     finally:
         await store.close()
+
+
+async def test_queries_take_the_embedders_query_path_unless_told_not_to(
+    filled: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memstrata.embedding import OnnxEmbedder
+
+    calls: list[str] = []
+    for name in ("embed", "embed_query"):
+        original = getattr(OnnxEmbedder, name)
+
+        async def spy(self: OnnxEmbedder, text: str, _name: str = name, _original: object = original) -> object:
+            calls.append(_name)
+            return await _original(self, text)  # type: ignore[operator]
+
+        monkeypatch.setattr(OnnxEmbedder, name, spy)
+    scope = Scope(user="alex")
+    fast = await filled.search(scope, "a holiday in the mountains", k=2, fresh=True)
+    assert calls == ["embed_query"]
+    exact = await filled.search(scope, "a holiday in the mountains", k=2, options=SearchOptions(query_path=False))
+    assert calls == ["embed_query", "embed"]
+    assert ids(fast) == ids(exact) == ["trip", "hike"]

@@ -39,6 +39,14 @@ def test_config_from_env() -> None:
         MemoryConfig(max_episodes_per_run=0)
 
 
+def test_model_cache_directory_from_env() -> None:
+    from memstrata.config import default_cache_dir
+
+    assert default_cache_dir({"MEMSTRATA_CACHE_DIR": "/srv/cache", "XDG_CACHE_HOME": "/x"}) == Path("/srv/cache")
+    assert default_cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/memstrata")
+    assert default_cache_dir({}) == Path.home() / ".cache" / "memstrata"
+
+
 def test_track_access_can_be_switched_off(tmp_path: Path) -> None:
     config = MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", track_access=False)
     with SyncMemory.open(config=config) as mem:

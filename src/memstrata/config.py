@@ -1,9 +1,11 @@
-"""`MemoryConfig`: every setting in one frozen object. `from_env` is the only place that reads the environment."""
+"""`MemoryConfig`: every setting in one frozen object. `from_env` and `default_cache_dir` are the only places
+that read the environment."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -68,6 +70,15 @@ class MemoryConfig(Model):
                 values[name] = _flag(key, env[key])
         values.update({k: v for k, v in overrides.items() if v is not None})  # explicit arguments win
         return cls.model_validate(values)
+
+
+def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where files derived from models are kept (the int8 query model): ``MEMSTRATA_CACHE_DIR``,
+    else ``$XDG_CACHE_HOME/memstrata``, else ``~/.cache/memstrata``."""
+    env = os.environ if environ is None else environ
+    if env.get("MEMSTRATA_CACHE_DIR"):
+        return Path(env["MEMSTRATA_CACHE_DIR"])
+    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memstrata"
 
 
 def _flag(key: str, raw: str) -> bool:

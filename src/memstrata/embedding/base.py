@@ -47,8 +47,19 @@ class BatchEmbedder:
         vector: Vectors = (await self.embed_batch([text]))[0]
         return vector
 
+    async def embed_query(self, text: str) -> Vectors:
+        """A search query's vector; embedders with a faster query path override this."""
+        return await self.embed(text)
+
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:
         raise NotImplementedError
+
+
+async def embed_query(embedder: Embedder, text: str) -> Vectors:
+    """A search query's vector: the embedder's ``embed_query`` where it has one, else ``embed``."""
+    query = getattr(embedder, "embed_query", None)
+    vector: Vectors = await (query(text) if query is not None else embedder.embed(text))
+    return vector
 
 
 def normalise(matrix: npt.NDArray[np.floating], expected_dim: int | None = None) -> Vectors:

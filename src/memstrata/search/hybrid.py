@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from memstrata.embedding.base import Embedder
+from memstrata.embedding.base import Embedder, embed_query
 from memstrata.errors import InvalidInputError
 from memstrata.models import Episode, Fact
 from memstrata.models.base import Model
@@ -122,6 +122,11 @@ class SearchOptions(Model):
         " (None: never); stores that rank vectors themselves (PostgreSQL) always use theirs",
     )
     feedback: float = Field(default=1.0, ge=0, description="pseudo-relevance feedback: query += f x mean(top 3)")
+    query_path: bool = Field(
+        default=True,
+        description="embed the query with the embedder's faster query path (the packaged model: int8 matrix"
+        " products) where it has one; False: with the model exactly as stored vectors were made",
+    )
     salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")
     rerank_depth: int = Field(default=30, ge=1)
 
@@ -156,7 +161,7 @@ class SearchEngine:
         text = _check_query(query, k)
         readers = [r for r in self._readers if opts.use_vectors and (opts.models is None or r.model in opts.models)]
         # The query is embedded while the store answers the tiers' first reads.
-        embedding = asyncio.ensure_future(self._query_vectors(text, readers))
+        embedding = asyncio.ensure_future(self._query_vectors(text, readers, opts.query_path))
         try:
             gathered = [await self._gather(tier, text, readers, flt, opts) for tier in flt.tiers]
         finally:
@@ -178,8 +183,8 @@ class SearchEngine:
         return hits[:k]
 
     @staticmethod
-    async def _query_vectors(text: str, readers: list[Embedder]) -> dict[str, tuple[int, Vector]]:
-        return {r.model: (r.dimensions, await r.embed(text)) for r in readers}
+    async def _query_vectors(text: str, readers: list[Embedder], query_path: bool) -> dict[str, tuple[int, Vector]]:
+        return {r.model: (r.dimensions, await (embed_query(r, text) if query_path else r.embed(text))) for r in readers}
 
     @property
     def active(self) -> Embedder | None:

@@ -78,18 +78,18 @@ async def fulltext(
     clause, params = where(db, kind, flt)
     if is_postgres(db):
         column = "content_tsv" if kind == "episode" else "text_tsv"
-        cursor = await db.execute(
+        rows = await db.execute_fetchall(
             f"SELECT r.seq, ts_rank(r.{column}, q.query) AS score FROM {table} r, (SELECT {tsquery(terms)} AS query) q"
             f" WHERE r.{column} @@ q.query AND {clause} ORDER BY score DESC, r.seq LIMIT ?",
             (*terms, *params, limit),
         )
-        return [(int(row[0]), float(row[1])) for row in await cursor.fetchall()]
-    cursor = await db.execute(
+        return [(int(row[0]), float(row[1])) for row in rows]
+    rows = await db.execute_fetchall(
         f"SELECT f.rowid, -bm25({table}_fts) AS score FROM {table}_fts f JOIN {table} r ON r.seq = f.rowid"
         f" WHERE {table}_fts MATCH ? AND {clause} ORDER BY bm25({table}_fts) LIMIT ?",
         (fts_match(terms), *params, limit),
     )
-    return [(int(row[0]), float(row[1])) for row in await cursor.fetchall()]
+    return [(int(row[0]), float(row[1])) for row in rows]
 
 
 def fts_match(terms: Sequence[str]) -> str:
@@ -114,12 +114,12 @@ async def vectors(
 ) -> tuple[Seqs, Matrix]:
     """The stored vectors of ``model`` for the user's rows with ``after < seq <= upto``; bad rows are skipped."""
     clause, params = user_where(kind, user)
-    cursor = await db.execute(
+    rows = await db.execute_fetchall(
         f"SELECT v.seq, {vector_column(db)} FROM vectors v JOIN {TABLE[kind]} r ON r.seq = v.seq"
         f" WHERE v.kind = ? AND v.model = ? AND v.seq > ? AND v.seq <= ? AND {clause} ORDER BY v.seq",
         (kind, model, after, upto, *params),
     )
-    return _matrix(list(await cursor.fetchall()), kind, model, dimensions)
+    return _matrix(list(rows), kind, model, dimensions)
 
 
 def vector_column(db: Connection, alias: str = "v") -> str:
@@ -149,11 +149,11 @@ def vector_bytes(vector: object) -> bytes:
 async def texts(db: Connection, kind: RecordKind, user: str, after: int, upto: int) -> list[tuple[int, str]]:
     """(seq, text) of the user's rows with ``after < seq <= upto``, by ``seq``."""
     clause, params = user_where(kind, user)
-    cursor = await db.execute(
+    rows = await db.execute_fetchall(
         f"SELECT r.seq, r.{TEXT[kind]} FROM {TABLE[kind]} r WHERE r.seq > ? AND r.seq <= ? AND {clause} ORDER BY r.seq",
         (after, upto, *params),
     )
-    return [(int(row[0]), str(row[1])) for row in await cursor.fetchall()]
+    return [(int(row[0]), str(row[1])) for row in rows]
 
 
 async def positions(db: Connection, kind: RecordKind, models: Sequence[str] = ()) -> Positions:
@@ -161,21 +161,18 @@ async def positions(db: Connection, kind: RecordKind, models: Sequence[str] = ()
     indexed = "".join(
         ", (SELECT COALESCE(MAX(last_seq), 0) FROM index_state WHERE kind = ? AND model = ?)" for _ in models
     )
-    cursor = await db.execute(
+    (row,) = await db.execute_fetchall(  # an aggregate query always returns its one row
         f"SELECT (SELECT COALESCE(MAX(seq), 0) FROM {TABLE[kind]}), (SELECT COALESCE(MAX(seq), 0) FROM purges)"
         + indexed,
         tuple(value for model in models for value in (kind, model)),
     )
-    row = await cursor.fetchone()
-    assert row is not None  # an aggregate query always returns its row
     return Positions(int(row[0]), int(row[1]), {model: int(at) for model, at in zip(models, row[2:], strict=True)})
 
 
 async def selected(db: Connection, kind: RecordKind, flt: SearchFilter) -> Seqs:
     """The seqs of every row the filter selects, ascending."""
     clause, params = where(db, kind, flt)
-    cursor = await db.execute(f"SELECT r.seq FROM {TABLE[kind]} r WHERE {clause} ORDER BY r.seq", params)
-    rows = list(await cursor.fetchall())
+    rows = list(await db.execute_fetchall(f"SELECT r.seq FROM {TABLE[kind]} r WHERE {clause} ORDER BY r.seq", params))
     return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
 
 
@@ -188,13 +185,13 @@ async def records(
     marks = ", ".join("?" for _ in seqs)
     columns = EPISODE_COLUMNS if kind == "episode" else FACT_COLUMNS
     clause, params = where(db, kind, flt) if flt is not None else ("1 = 1", [])
-    cursor = await db.execute(
+    rows = await db.execute_fetchall(
         f"SELECT r.seq, {', '.join('r.' + c.strip() for c in columns.split(','))} FROM {TABLE[kind]} r"
         f" WHERE r.seq IN ({marks}) AND {clause}",
         (*seqs, *params),
     )
     decode = episode_from_row if kind == "episode" else fact_from_row
-    return {int(row[0]): decode(row[1:]) for row in await cursor.fetchall()}
+    return {int(row[0]): decode(row[1:]) for row in rows}
 
 
 async def neighbours(db: Connection, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
@@ -202,7 +199,7 @@ async def neighbours(db: Connection, seqs: Sequence[int]) -> dict[int, tuple[int
     if not seqs:
         return {}
     marks = ", ".join("?" for _ in seqs)
-    cursor = await db.execute(
+    rows = await db.execute_fetchall(
         "SELECT c.seq,"
         " (SELECT e.seq FROM episodes e WHERE e.scope_key = c.scope_key AND (e.timestamp, e.seq) < (c.timestamp, c.seq)"
         "  ORDER BY e.timestamp DESC, e.seq DESC LIMIT 1),"
@@ -211,16 +208,16 @@ async def neighbours(db: Connection, seqs: Sequence[int]) -> dict[int, tuple[int
         f" FROM episodes c WHERE c.seq IN ({marks})",
         tuple(seqs),
     )
-    return {int(row[0]): (row[1], row[2]) for row in await cursor.fetchall()}
+    return {int(row[0]): (row[1], row[2]) for row in rows}
 
 
 async def sources(db: Connection, flt: SearchFilter, limit: int = 1000) -> list[str]:
     """Distinct non-empty ``source_node`` values of the filter's scope (speakers, tools, ...)."""
     clause, params = where(db, "episode", flt.model_copy(update={"since": None, "until": None}))
-    cursor = await db.execute(
+    rows = await db.execute_fetchall(
         f"SELECT DISTINCT r.source_node FROM episode_sources r WHERE {clause} LIMIT ?", (*params, limit)
     )
-    return [str(row[0]) for row in await cursor.fetchall()]
+    return [str(row[0]) for row in rows]
 
 
 async def from_sources(db: Connection, seqs: Sequence[int], names: Sequence[str]) -> set[int]:
@@ -228,11 +225,11 @@ async def from_sources(db: Connection, seqs: Sequence[int], names: Sequence[str]
     if not seqs or not names:
         return set()
     marks, name_marks = ", ".join("?" for _ in seqs), ", ".join("?" for _ in names)
-    cursor = await db.execute(
+    rows = await db.execute_fetchall(
         f"SELECT seq FROM episodes WHERE seq IN ({marks}) AND lower(source_node) IN ({name_marks})",
         (*seqs, *[n.lower() for n in names]),
     )
-    return {int(row[0]) for row in await cursor.fetchall()}
+    return {int(row[0]) for row in rows}
 
 
 async def pending_texts(db: Connection, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
@@ -243,12 +240,12 @@ async def pending_texts(db: Connection, kind: RecordKind, model: str, limit: int
     """
     position = await index_position(db, kind, model)
     while True:
-        cursor = await db.execute(
+        found = await db.execute_fetchall(
             f"SELECT r.seq, r.{TEXT[kind]}, EXISTS (SELECT 1 FROM vectors v WHERE v.kind = ? AND v.model = ?"
             f" AND v.seq = r.seq) FROM {TABLE[kind]} r WHERE r.seq > ? ORDER BY r.seq LIMIT ?",
             (kind, model, position, limit),
         )
-        rows = [(int(row[0]), str(row[1]), bool(row[2])) for row in await cursor.fetchall()]
+        rows = [(int(row[0]), str(row[1]), bool(row[2])) for row in found]
         done = next((i for i, row in enumerate(rows) if not row[2]), len(rows))
         if done:
             position = rows[done - 1][0]
