@@ -108,6 +108,7 @@ async def test_queries_are_embedded_by_a_cached_int8_copy(tmp_path: Path, monkey
     monkeypatch.setattr(onnx_module, "build_query_model", no_build)
     second = OnnxEmbedder(cache_dir=tmp_path)
     assert np.array_equal(await second.embed_query(QUERIES[0]), await first.embed_query(QUERIES[0]))
+    assert second._session is None  # searching alone never loads the model's own session
 
     monkeypatch.undo()
     (tmp_path / made).write_bytes(b"damaged")

@@ -35,6 +35,15 @@ def test_config_from_env() -> None:
     assert MemoryConfig.from_env({}).url == "sqlite:///memstrata.db"
     with pytest.raises(ConfigurationError, match="MEMSTRATA_TRACK_ACCESS"):
         MemoryConfig.from_env({"MEMSTRATA_TRACK_ACCESS": "maybe"})
+    env = {
+        "MEMSTRATA_INDEX_IN_BACKGROUND": "0",
+        "MEMSTRATA_EMBEDDER": "none",
+        "MEMSTRATA_EMBEDDER_STRATEGY": "auto-migrate",
+    }
+    config = MemoryConfig.from_env(env)
+    assert (config.index_in_background, config.embedder, config.embedder_strategy) == (False, "none", "auto-migrate")
+    with pytest.raises(ConfigurationError, match="embedder"):
+        MemoryConfig.from_env({"MEMSTRATA_EMBEDDER": "bert"})
     with pytest.raises(ConfigurationError):
         MemoryConfig(max_episodes_per_run=0)
 

@@ -65,9 +65,13 @@ class MemoryConfig(Model):
         for name, key in (
             ("track_access", "MEMSTRATA_TRACK_ACCESS"),
             ("consolidate_on_put", "MEMSTRATA_CONSOLIDATE_ON_PUT"),
+            ("index_in_background", "MEMSTRATA_INDEX_IN_BACKGROUND"),
         ):
             if key in env:
                 values[name] = _flag(key, env[key])
+        for name, key in (("embedder", "MEMSTRATA_EMBEDDER"), ("embedder_strategy", "MEMSTRATA_EMBEDDER_STRATEGY")):
+            if key in env:
+                values[name] = env[key].strip()
         values.update({k: v for k, v in overrides.items() if v is not None})  # explicit arguments win
         return cls.model_validate(values)
 
