@@ -46,6 +46,22 @@ def test_scores_equal_fts5_bm25_however_appended(texts: list[str], cuts: list[in
         assert score == pytest.approx(expected[seq], rel=1e-4, abs=1e-6)
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    corpora, st.lists(st.sampled_from(WORDS), min_size=1), st.integers(1, 8), st.sets(st.integers(1, 2400)) | st.none()
+)
+def test_the_limit_keeps_the_best_scores_oldest_first_among_ties(
+    texts: list[str], query: list[str], limit: int, allowed: set[int] | None
+) -> None:
+    texts = texts * 40  # many equal scores
+    index = LexicalIndex()
+    index.add(list(enumerate(texts, start=1)))
+    every = index.search(query, limit=len(texts))  # no cut: every matching text
+    chosen = None if allowed is None else np.asarray(sorted(allowed), dtype=np.int64)
+    expected = sorted(((s, c) for s, c in every if allowed is None or s in allowed), key=lambda r: (-r[1], r[0]))
+    assert index.search(query, limit=limit, allowed=chosen) == expected[:limit]
+
+
 def test_results_are_best_first_limited_and_restricted_to_allowed_rows() -> None:
     index = LexicalIndex()
     index.add([(10, "mountain hiking trip today"), (20, "mountain trip"), (30, "sea kayaking")])

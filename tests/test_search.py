@@ -341,6 +341,77 @@ async def test_postgres_ranks_vectors_with_its_hnsw_index(postgres_url: str) -> 
         await store.close()
 
 
+async def test_postgres_search_agrees_with_sqlite_and_rescores_full_text_hits_too(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Same memory, same hits, scores and cosines on both backends; on PostgreSQL the feedback pass
+    (computed on the server) rescores BM25 hits that are not among the nearest vectors too."""
+    import random
+
+    from memstrata.embedding.base import embed_query
+    from memstrata.models.search import SearchFilter
+
+    rng = random.Random(7)
+    verbs = ["cooked", "painted", "fixed", "cleaned", "sold", "bought", "photographed", "planted"]
+    things = ["pasta", "the fence", "a bicycle", "tomatoes", "the kitchen", "an old piano", "roses", "the car"]
+    places = ["at home", "in the garden", "downtown", "at the lake", "in Berlin", "on Sunday", "with Sam", "for Ana"]
+    every = [f"I {verb} {thing} {place}" for verb in verbs for thing in things for place in places]
+    texts = rng.sample(every, 300)  # no two alike: equal scores would tie
+    options = SearchOptions(candidates=10)
+    query = "dinner recipes with pasta"
+    results = []
+    for url in (f"sqlite:///{tmp_path / 'memory.db'}", postgres_url):
+        async with await Memory.open(config=MemoryConfig(url=url, index_in_background=False)) as mem:
+            episodes = [ep(f"e{i}", text, minutes=i) for i, text in enumerate(texts)]
+            await mem.episodic.put_many(episodes, user="u", session="s", agent="a")
+            assert await mem.index() == len(texts)
+            results.append(await mem.search(Scope(user="u"), query, k=20, options=options))
+            engine = mem._engine
+            assert engine.active is not None
+            vector = await embed_query(engine.active, query)
+            flt = SearchFilter(scope=Scope(user="u"), tiers=("episodic",))
+            nearest = {record.id for record, _ in await engine.nearest("episode", flt, vector, 10)}
+    lite, pg = results
+    assert ids(pg) == ids(lite)
+    for ours, theirs in zip(pg, lite, strict=True):
+        assert ours.cosine == pytest.approx(theirs.cosine, abs=1e-5)
+        assert ours.score == pytest.approx(theirs.score, abs=1e-5)
+    text_only = [hit for hit in pg if hit.fulltext_rank is not None and hit.record.id not in nearest]
+    assert text_only and all(hit.cosine is not None for hit in text_only)
+
+
+async def test_session_settings_are_sent_once_per_connection_and_only_kept_outside_transactions(
+    postgres_url: str,
+) -> None:
+    import psycopg
+
+    from memstrata.store.sql import PgConnection
+
+    async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as raw:
+        db = PgConnection(raw)
+        sent: list[str] = []
+        execute = db.execute
+
+        async def spy(sql: str, parameters: object = (), **kwargs: object) -> object:
+            sent.append(sql)
+            return await execute(sql, parameters, **kwargs)  # type: ignore[arg-type]
+
+        db.execute = spy  # type: ignore[method-assign]
+        show = "SELECT current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan')"
+        await db.set_session({"hnsw.ef_search": "77", "hnsw.iterative_scan": "relaxed_order"})
+        assert await (await raw.execute(show)).fetchone() == ("77", "relaxed_order")
+        await PgConnection(raw).set_session({"hnsw.ef_search": "77"})  # another wrapper, the same connection
+        await db.set_session({"hnsw.ef_search": "77", "hnsw.iterative_scan": "relaxed_order"})
+        assert len(sent) == 1  # held already: nothing sent
+        await db.set_session({"hnsw.ef_search": "90", "hnsw.iterative_scan": "relaxed_order"})
+        assert len(sent) == 2 and await (await raw.execute(show)).fetchone() == ("90", "relaxed_order")
+        async with raw.transaction(force_rollback=True):  # undone by the rollback, so not remembered
+            await db.set_session({"hnsw.ef_search": "55"})
+        assert await (await raw.execute(show)).fetchone() == ("90", "relaxed_order")
+        await db.set_session({"hnsw.ef_search": "55"})
+        assert len(sent) == 4 and await (await raw.execute(show)).fetchone() == ("55", "relaxed_order")
+
+
 async def test_queries_take_the_embedders_query_path_unless_told_not_to(
     filled: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -179,6 +179,7 @@ class LexicalIndex:
         seqs, lengths = self._seqs.view, self._lengths.view
         scores = np.zeros(n, dtype=np.float32)
         average = self._total / n or 1.0
+        touched = []
         for term in terms:
             parts = [segment.postings(term) for segment in self._segments]
             docs = np.concatenate([p[0] for p in parts])
@@ -188,14 +189,27 @@ class LexicalIndex:
             idf = max(float(np.log((n - len(docs) + 0.5) / (len(docs) + 0.5))), 1e-6)
             norm = K1 * (1 - B + B * lengths[docs] / average)
             scores[docs] += idf * tfs * (K1 + 1) / (tfs + norm)
+            touched.append(docs)
+        if not touched:
+            return []
+        # The scored documents are the postings read, not every document: no scan of all n scores.
+        hits = np.concatenate(touched)
         if allowed is not None:
             keep = np.zeros(n, dtype=bool)
             keep[positions(seqs, allowed)] = True
-            scores[~keep] = 0
-        hits = np.flatnonzero(scores)
-        if len(hits) > limit:
-            hits = hits[np.argpartition(-scores[hits], limit - 1)[:limit]]
-        hits = hits[np.argsort(-scores[hits], kind="stable")]
+            hits = hits[keep[hits]]
+        # A document is in each term's postings once at most, so the best ``limit`` documents score at
+        # least the ``wide``-th best posting; of those tied at that score, the oldest come first.
+        wide = limit * len(touched)
+        if len(hits) > wide:
+            values = scores[hits]
+            least = np.sort(values)[-wide]  # SIMD sort: partitioning is slow where many scores are equal
+            tied = hits[values == least]
+            if len(tied) > wide:
+                tied = np.partition(tied, wide - 1)[:wide]
+            hits = np.concatenate([hits[values > least], tied])
+        hits = np.unique(hits)
+        hits = hits[np.lexsort((hits, -scores[hits]))[:limit]]  # ties: older first
         return list(zip(seqs[hits].tolist(), scores[hits].astype(float).tolist(), strict=True))
 
 

@@ -8,10 +8,10 @@ connection: placeholders become ``%s`` and ``executemany`` runs on a cursor.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
+from weakref import WeakKeyDictionary
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection, AsyncCursor
@@ -59,6 +59,10 @@ def _pyformat(sql: str, marker: str = "%s") -> str:
     return sql.replace("%", "%%").replace("?", marker)
 
 
+# What each psycopg connection was told with `PgConnection.set_session` (a pooled connection outlives its uses).
+_SESSION_SETTINGS: WeakKeyDictionary[Any, dict[str, str]] = WeakKeyDictionary()
+
+
 class PgConnection:
     """A psycopg connection speaking the shared SQL's dialect of the DB-API."""
 
@@ -89,9 +93,21 @@ class PgConnection:
         cursor = await self.execute(sql, parameters)
         return await cursor.fetchall()
 
-    def pipeline(self) -> AbstractAsyncContextManager[Any]:
-        """Statements executed inside go to the server without waiting for each other's results."""
-        return self._connection.pipeline()
+    async def set_session(self, settings: Mapping[str, str]) -> None:
+        """Session settings (``SET``), sent only where this connection does not hold them yet.
+
+        Remembered only when set outside a transaction block (a rollback would undo them).
+        """
+        held = _SESSION_SETTINGS.setdefault(self._connection, {})
+        wanted = {name: value for name, value in settings.items() if held.get(name) != value}
+        if not wanted:
+            return
+        calls = ", ".join("set_config(?, ?, false)" for _ in wanted)
+        await self.execute(f"SELECT {calls}", [part for item in wanted.items() for part in item])
+        from psycopg.pq import TransactionStatus
+
+        if self._connection.info.transaction_status == TransactionStatus.IDLE:
+            held.update(wanted)
 
     async def executemany(
         self, sql: str, parameters: Iterable[Sequence[Any]], *, binary_parameters: bool = False

@@ -364,18 +364,16 @@ async def nearest_rows(
 
     The model's HNSW index answers (iterative scans go on past rows the filter refuses); when
     it finds fewer than ``limit`` rows, the filter's rows are ranked exactly instead. The scan's
-    settings and the query travel in one round trip; the settings steer only HNSW scans, which
-    only this query makes, so they may stay on the pooled connection.
+    settings steer only HNSW scans, which only this query makes, so they stay on the pooled
+    connection and are sent only to a connection that does not hold them yet.
     """
     clause, params = where(db, kind, flt)
     by_index, exact = nearest_sql(kind, model, dimensions, clause)
     arguments = (vector, *params, vector, limit)
-    async with db.pipeline():
-        await db.execute(f"SET hnsw.ef_search = {min(1000, max(40, limit))}")
-        await db.execute("SET hnsw.iterative_scan = relaxed_order")
-        # Never a prepared statement: its generic plan (limit and vector unknown) ranks every row exactly.
-        cursor = await db.execute(by_index, arguments, prepare=False, binary=True)
-        rows = list(await cursor.fetchall())
+    await db.set_session({"hnsw.ef_search": str(min(1000, max(40, limit))), "hnsw.iterative_scan": "relaxed_order"})
+    # Never a prepared statement: its generic plan (limit and vector unknown) ranks every row exactly.
+    cursor = await db.execute(by_index, arguments, prepare=False, binary=True)
+    rows = list(await cursor.fetchall())
     if len(rows) < limit:  # a narrow filter: rank its rows exactly
         cursor = await db.execute(exact, arguments, prepare=False, binary=True)
         rows = list(await cursor.fetchall())
