@@ -104,18 +104,23 @@ async def stored_once(mem: Memory, per_writer: int) -> bool:
 
 
 async def build_index(url: str, model: str, dimensions: int) -> float:
-    """PostgreSQL: (re)build the model's HNSW index over the loaded vectors; returns seconds."""
+    """PostgreSQL: (re)build the model's HNSW index over the loaded vectors; returns its seconds.
+
+    Then ``VACUUM (ANALYZE)``, as after any bulk load: otherwise autovacuum's pass over the
+    new rows would run during the searches, on the cores they share.
+    """
     import psycopg
 
     from memstrata.store import sql_search
 
-    started = time.perf_counter()
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as db:
         await db.execute("SET maintenance_work_mem = '2GB'")
         await db.execute("SET max_parallel_maintenance_workers = 1")
+        started = time.perf_counter()
         await db.execute(sql_search.create_hnsw_index("episode", model, dimensions))  # type: ignore[arg-type]
-        await db.execute("ANALYZE")
-    return time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        await db.execute("VACUUM (ANALYZE)")
+    return seconds
 
 
 async def drop_index(url: str, model: str) -> None:

@@ -412,6 +412,20 @@ async def test_session_settings_are_sent_once_per_connection_and_only_kept_outsi
         assert len(sent) == 4 and await (await raw.execute(show)).fetchone() == ("55", "relaxed_order")
 
 
+async def test_pooled_connections_plan_each_statement_for_its_own_values(postgres_url: str) -> None:
+    """Never a generic plan: the best plan of a scope's read depends on the pattern and range it is given."""
+    from memstrata.store.postgres import PostgresMemoryStore
+
+    store = PostgresMemoryStore(postgres_url, pool_size=2)
+    await store.bootstrap()
+    try:
+        async with store._read() as first, store._read() as second:  # a second connection is opened for this
+            for db in (first, second):
+                assert await (await db.execute("SHOW plan_cache_mode")).fetchone() == ("force_custom_plan",)
+    finally:
+        await store.close()
+
+
 async def test_queries_take_the_embedders_query_path_unless_told_not_to(
     filled: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -87,6 +87,21 @@ def _drivers() -> tuple[Any, Any]:
     return psycopg, psycopg_pool
 
 
+async def _configure(connection: Any) -> None:
+    """A new pooled connection: numpy vectors travel in pgvector's binary format, and every statement
+    is planned for its own values.
+
+    psycopg prepares a statement run five times; PostgreSQL may then reuse one generic plan for
+    any values, and the best plan depends on them (how many rows a scope pattern or a time range
+    selects). Measured at 100,000 episodes: the generic plan of the hits' read scanned the scope's
+    index for 10 ms where the primary key answers in 0.4 ms.
+    """
+    from pgvector.psycopg import register_vector_async
+
+    await register_vector_async(connection)
+    await connection.execute("SET plan_cache_mode = force_custom_plan")
+
+
 async def _check_connection(connection: Any) -> None:
     """Ask the server (one round trip) only when the idle connection's socket has something to read.
 
@@ -153,8 +168,6 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
     async def bootstrap(self) -> None:
         """Connect and bring the schema up to date; idempotent, safe from many processes at once."""
         psycopg, psycopg_pool = _drivers()
-        from pgvector.psycopg import register_vector_async
-
         if self._pool is None:
             await self._create_extension()
             pool = psycopg_pool.AsyncConnectionPool(
@@ -164,7 +177,7 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
                 open=False,
                 timeout=self.timeout,
                 kwargs={"autocommit": True, "connect_timeout": max(1, round(self.timeout))},
-                configure=register_vector_async,  # numpy vectors travel in pgvector's binary format
+                configure=_configure,
                 check=_check_connection,  # a connection a restart broke is replaced
             )
             try:
