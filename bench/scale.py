@@ -197,9 +197,28 @@ async def reads(mem: Memory, backend: str, size: int, queries: list[str], row: C
     row(size, "recent(limit=10): user-wide and one session", f"{p(recent, 50):.2f} ms", f"{p(recent, 95):.2f} ms")
 
 
-async def reads_only(url: str, queries: list[str], embedder: OnnxEmbedder) -> None:
-    """``--existing``: the read rows on a database an earlier run filled; nothing is written."""
+async def prewarm(url: str) -> None:
+    """PostgreSQL: read the episodes and vectors tables and their indexes into ``shared_buffers``
+    (``pg_prewarm``), as a server that has served searches for a while holds them after a restart."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as db:
+        await db.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        cursor = await db.execute(
+            "SELECT t::regclass::text FROM unnest(ARRAY['episodes'::regclass, 'vectors'::regclass]) AS t"
+            " UNION ALL SELECT indexrelid::regclass::text FROM pg_index"
+            " WHERE indrelid IN ('episodes'::regclass, 'vectors'::regclass)"
+        )
+        for (relation,) in await cursor.fetchall():
+            await db.execute("SELECT pg_prewarm(%s)", (relation,))
+
+
+async def reads_only(url: str, queries: list[str], embedder: OnnxEmbedder, warm: bool) -> None:
+    """``--existing``: the read rows on a database an earlier run filled; nothing is written
+    (``--prewarm`` creates the ``pg_prewarm`` extension if it is missing)."""
     backend = "postgres" if url.startswith("postgres") else "sqlite"
+    if warm and backend == "postgres":
+        await prewarm(url)
     config = MemoryConfig(index_in_background=False, track_access=False)
     mem = await Memory.open(url, config=config, embedder=embedder)
     size = (await mem.health()).fragment_count
@@ -213,7 +232,9 @@ async def reads_only(url: str, queries: list[str], embedder: OnnxEmbedder) -> No
         await mem.close()
 
 
-async def run(backends: list[str], sizes: list[int], n_queries: int, url: str | None, existing: bool) -> None:
+async def run(
+    backends: list[str], sizes: list[int], n_queries: int, url: str | None, existing: bool, warm: bool
+) -> None:
     embedder = OnnxEmbedder.default()
     queries = [sentence(random.Random(10_000_000 + i), words=5) for i in range(n_queries)]
     print("| backend | records | operation | p50 / rate | p95 | note |")
@@ -221,7 +242,7 @@ async def run(backends: list[str], sizes: list[int], n_queries: int, url: str | 
     if existing:
         if url is None:
             raise SystemExit("--existing needs --url (a database an earlier run filled)")
-        await reads_only(url, queries, embedder)
+        await reads_only(url, queries, embedder, warm)
         return
     with tempfile.TemporaryDirectory() as tmp:
         for backend in backends:
@@ -264,8 +285,14 @@ def main() -> None:
         help="with --url (postgresql:// or sqlite:///): only the search and recent() rows, on a database this"
         " script filled before (kept, for example, from an embedded server started by hand); nothing is written",
     )
+    parser.add_argument(
+        "--prewarm",
+        action="store_true",
+        help="with --existing on PostgreSQL: read the tables and indexes searches use into shared_buffers first"
+        " (pg_prewarm), as after a restart of a server that has served for a while",
+    )
     args = parser.parse_args()
-    asyncio.run(run(args.backend, args.sizes, args.queries, args.url, args.existing))
+    asyncio.run(run(args.backend, args.sizes, args.queries, args.url, args.existing, args.prewarm))
 
 
 if __name__ == "__main__":
