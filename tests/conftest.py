@@ -27,13 +27,9 @@ def ep(eid: str, content: str | None = None, minutes: float = 0, **metadata: Any
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Derived model files (the int8 query model) go to a directory of the test session, not the user's cache."""
     path = tmp_path_factory.mktemp("model-cache")
-    before = os.environ.get("MEMSTRATA_CACHE_DIR")
-    os.environ["MEMSTRATA_CACHE_DIR"] = str(path)
-    yield path
-    if before is None:
-        os.environ.pop("MEMSTRATA_CACHE_DIR", None)
-    else:
-        os.environ["MEMSTRATA_CACHE_DIR"] = before
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MEMSTRATA_CACHE_DIR", str(path))
+        yield path
 
 
 @pytest.fixture

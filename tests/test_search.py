@@ -381,22 +381,22 @@ async def test_postgres_search_agrees_with_sqlite_and_rescores_full_text_hits_to
 
 
 async def test_session_settings_are_sent_once_per_connection_and_only_kept_outside_transactions(
-    postgres_url: str,
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import psycopg
 
     from memstrata.store.sql import PgConnection
 
+    sent: list[str] = []
+    execute = PgConnection.execute
+
+    async def spy(self: PgConnection, sql: str, parameters: object = (), **kwargs: object) -> object:
+        sent.append(sql)
+        return await execute(self, sql, parameters, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PgConnection, "execute", spy)  # every wrapper's statements are counted
     async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as raw:
         db = PgConnection(raw)
-        sent: list[str] = []
-        execute = db.execute
-
-        async def spy(sql: str, parameters: object = (), **kwargs: object) -> object:
-            sent.append(sql)
-            return await execute(sql, parameters, **kwargs)  # type: ignore[arg-type]
-
-        db.execute = spy  # type: ignore[method-assign]
         show = "SELECT current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan')"
         await db.set_session({"hnsw.ef_search": "77", "hnsw.iterative_scan": "relaxed_order"})
         assert await (await raw.execute(show)).fetchone() == ("77", "relaxed_order")
