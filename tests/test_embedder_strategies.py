@@ -40,7 +40,10 @@ async def test_lock_on_first_refuses_another_embedder(tmp_path: Path, server: Th
     with pytest.raises(EmbedderMismatchError, match="all-MiniLM-L6-v2-onnx-int8"):
         await Memory.open(config=config(tmp_path), embedder=bow(server))
     async with await Memory.open(config=config(tmp_path)) as mem:  # the original embedder still opens it
-        assert (await mem.search(Scope(user="u"), "gardening", k=1))[0].vector_rank == 1
+        (hit,) = await mem.search(Scope(user="u"), "gardening", k=1)
+        # Its vectors still rank: the ten near-identical notes differ by the model's rounding only, so
+        # which of them ranks first by cosine is not the test's business.
+        assert hit.vector_rank is not None and hit.cosine is not None and hit.cosine > 0.5
 
 
 async def test_same_model_with_other_dimensions_is_refused(tmp_path: Path, server: ThreadingHTTPServer) -> None:
