@@ -1,4 +1,4 @@
-# memstrata — `make demo` and `make test` set everything up on a fresh machine.
+# mnemonite — `make demo` and `make test` set everything up on a fresh machine.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -14,11 +14,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# DEMO_DB may be a postgresql:// URL of a scratch database (its memstrata tables are dropped first).
+# DEMO_DB may be a postgresql:// URL of a scratch database (its mnemonite tables are dropped first).
 DEMO_DB ?= build/demo.db
 
 demo: $(STAMP)
-	$(VENV)/bin/memstrata demo --db "$(DEMO_DB)" --fresh
+	$(VENV)/bin/mnemonite demo --db "$(DEMO_DB)" --fresh
 
 test: $(STAMP)
 	$(PY) -m pytest

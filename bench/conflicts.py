@@ -28,7 +28,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from memstrata import Memory, MemoryConfig, Scope
+from mnemonite import Memory, MemoryConfig, Scope
 
 DATA = Path(__file__).parent / "data" / "conflicts.jsonl"
 DECISIONS = ("dedup", "supersede", "pending", "admit")

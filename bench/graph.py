@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from memstrata import AddDelta, Memory, MemoryConfig, Scope
-from memstrata._time import utcnow
-from memstrata.tokens import default_counter
+from mnemonite import AddDelta, Memory, MemoryConfig, Scope
+from mnemonite._time import utcnow
+from mnemonite.tokens import default_counter
 
 SCOPE = Scope(user="bench", agent="a")
 RELATIONS = ["KNOWS", "USES", "WORKS_AT", "PART_OF", "DEPENDS_ON", "MENTIONS", "OWNS", "FOLLOWS"]

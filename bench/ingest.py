@@ -5,7 +5,7 @@
 
 Prints one markdown table. Baselines run in the same process on the same file: a raw
 `sqlite3` executemany of the same rows (ingest) and a raw `sqlite3` query of the same
-index (recent), so the ratios show what memstrata's validation, scoping and async
+index (recent), so the ratios show what mnemonite's validation, scoping and async
 layers cost on this machine.
 """
 
@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memstrata import Episode, Memory, MemoryConfig
-from memstrata.scope import episode_key
+from mnemonite import Episode, Memory, MemoryConfig
+from mnemonite.scope import episode_key
 
 USERS, SESSIONS, AGENTS = 1_000, 10, 3
 CHUNK = 10_000

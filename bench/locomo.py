@@ -1,4 +1,4 @@
-"""Retrieval quality on LoCoMo (development split): memstrata's default search vs plain BM25 and dense.
+"""Retrieval quality on LoCoMo (development split): mnemonite's default search vs plain BM25 and dense.
 
     python bench/locomo.py [--data ../shared/bench/locomo/locomo-dev.json]
 
@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from memstrata import Episode, Memory, MemoryConfig, Scope
-from memstrata.search import SearchOptions
-from memstrata.search.fusion import rrf_fusion
-from memstrata.search.query import STOP_WORDS
+from mnemonite import Episode, Memory, MemoryConfig, Scope
+from mnemonite.search import SearchOptions
+from mnemonite.search.fusion import rrf_fusion
+from mnemonite.search.query import STOP_WORDS
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -153,7 +153,7 @@ async def evaluate(
 def _methods() -> dict[str, SearchOptions | None]:
     default = SearchOptions()
     return {
-        "memstrata default": default,
+        "mnemonite default": default,
         "- without source boost": default.model_copy(update={"source_boost": 0.0}),
         "- without neighbour spread": default.model_copy(update={"neighbour_weight": 0.0}),
         "- without query feedback": default.model_copy(update={"feedback": 0.0}),
@@ -186,7 +186,7 @@ async def _conversation(
     ids = [e.id.removeprefix(prefix) for e in episodes]
     known = set(ids)
     bm25 = PlainBM25([e.content for e in episodes])
-    embedder = mem._engine._readers[0]  # the same model memstrata stored, for the dense baseline
+    embedder = mem._engine._readers[0]  # the same model mnemonite stored, for the dense baseline
     matrix = await embedder.embed_batch([e.content for e in episodes])
     scope = Scope(user=sample["sample_id"])
     for qa in sample["qa"]:
@@ -236,7 +236,7 @@ def main() -> None:
         per = [np.mean(by_category[c], axis=0) if c in by_category else None for c in CATEGORIES]
         cells = [f"{v:.3f}" for v in overall] + [f"{p[2]:.3f} / {p[4]:.3f}" if p is not None else "-" for p in per]
         print(f"| {name} | " + " | ".join(cells) + " |")
-    counts = {c: len(results["memstrata default"].get(c, [])) for c in CATEGORIES}
+    counts = {c: len(results["mnemonite default"].get(c, [])) for c in CATEGORIES}
     print(f"\nquestions per category: {counts}")
     print("evidence parsing: " + ", ".join(f"{k}: {v}" for k, v in sorted(evidence.counts.items())))
     scored = evidence.counts["questions scored"]

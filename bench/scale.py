@@ -35,9 +35,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memstrata import Episode, Memory, MemoryConfig, Scope
-from memstrata.embedding import OnnxEmbedder
-from memstrata.models.search import SearchFilter
+from mnemonite import Episode, Memory, MemoryConfig, Scope
+from mnemonite.embedding import OnnxEmbedder
+from mnemonite.models.search import SearchFilter
 from search_latency import clustered, p, sentence
 
 CHUNK = 5_000
@@ -112,7 +112,7 @@ async def build_index(url: str, model: str, dimensions: int) -> float:
     """
     import psycopg
 
-    from memstrata.store import sql_search
+    from mnemonite.store import sql_search
 
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as db:
         await db.execute("SET maintenance_work_mem = '2GB'")
@@ -127,7 +127,7 @@ async def build_index(url: str, model: str, dimensions: int) -> float:
 async def drop_index(url: str, model: str) -> None:
     import psycopg
 
-    from memstrata.store import sql_search
+    from mnemonite.store import sql_search
 
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as db:
         for kind in ("episode", "fact"):

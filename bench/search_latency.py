@@ -29,13 +29,13 @@ from pathlib import Path
 
 import numpy as np
 
-from memstrata import Episode, Memory, MemoryConfig, Scope
-from memstrata.embedding import OnnxEmbedder
-from memstrata.models.search import SearchFilter
-from memstrata.search import SearchOptions
-from memstrata.search.ann import AnnIndex
-from memstrata.search.hybrid import ANN_MIN_ROWS
-from memstrata.search.lexical import LexicalIndex
+from mnemonite import Episode, Memory, MemoryConfig, Scope
+from mnemonite.embedding import OnnxEmbedder
+from mnemonite.models.search import SearchFilter
+from mnemonite.search import SearchOptions
+from mnemonite.search.ann import AnnIndex
+from mnemonite.search.hybrid import ANN_MIN_ROWS
+from mnemonite.search.lexical import LexicalIndex
 
 CHUNK = 20_000
 rng = random.Random(7)

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
-from memstrata import Episode, Memory, SQLiteMemoryStore
+from mnemonite import Episode, Memory, SQLiteMemoryStore
 
 T0 = datetime(2025, 1, 1, 9, 0, tzinfo=UTC)
 
@@ -28,7 +28,7 @@ def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Derived model files (the int8 query model) go to a directory of the test session, not the user's cache."""
     path = tmp_path_factory.mktemp("model-cache")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MEMSTRATA_CACHE_DIR", str(path))
+        patch.setenv("MNEMONITE_CACHE_DIR", str(path))
         yield path
 
 
@@ -49,8 +49,8 @@ async def mem(tmp_path: Path) -> AsyncIterator[Memory]:
 
 @pytest.fixture(scope="session")
 def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real PostgreSQL with pgvector: ``MEMSTRATA_TEST_POSTGRES_DSN``, else one started (and stopped) here."""
-    given = os.environ.get("MEMSTRATA_TEST_POSTGRES_DSN")
+    """A real PostgreSQL with pgvector: ``MNEMONITE_TEST_POSTGRES_DSN``, else one started (and stopped) here."""
+    given = os.environ.get("MNEMONITE_TEST_POSTGRES_DSN")
     if given:
         yield given
         return
@@ -69,7 +69,7 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
     import psycopg
     from psycopg.conninfo import conninfo_to_dict
 
-    name = f"memstrata_test_{uuid.uuid4().hex[:12]}"
+    name = f"mnemonite_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(postgres_server, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]  # a generated identifier
     parts = conninfo_to_dict(postgres_server)
@@ -93,7 +93,7 @@ def memory_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @pytest.fixture
 async def mem_on_both(memory_url: str) -> AsyncIterator[Memory]:
     """A `Memory` on SQLite, then on PostgreSQL, embedder off: for the tests of the store contract."""
-    from memstrata import MemoryConfig
+    from mnemonite import MemoryConfig
 
     opened = await Memory.open(memory_url, config=MemoryConfig(embedder="none"))
     yield opened
@@ -103,7 +103,7 @@ async def mem_on_both(memory_url: str) -> AsyncIterator[Memory]:
 @pytest.fixture(params=["sqlite", "postgres"])
 async def store_on_both(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     """A bootstrapped SQLite (in memory) or PostgreSQL store, for the tests of the store contract."""
-    from memstrata.store.postgres import PostgresMemoryStore
+    from mnemonite.store.postgres import PostgresMemoryStore
 
     opened: Any = (
         SQLiteMemoryStore(":memory:")

@@ -6,21 +6,21 @@ import ast
 import inspect
 from pathlib import Path
 
-import memstrata
-from memstrata import Memory, SyncMemory
-from memstrata.cli import app, rules_app
-from memstrata.graph import GraphMemory
-from memstrata.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
-from memstrata.tiers import EpisodicTier, SemanticTier
+import mnemonite
+from mnemonite import Memory, SyncMemory
+from mnemonite.cli import app, rules_app
+from mnemonite.graph import GraphMemory
+from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
+from mnemonite.tiers import EpisodicTier, SemanticTier
 
-PACKAGE = Path(memstrata.__file__).parent
+PACKAGE = Path(mnemonite.__file__).parent
 ROOT = PACKAGE.parent.parent
 
 EXPORTS = {
     "AddDelta", "ConfigurationError", "ConsolidationRule", "ConsolidationRuleError", "ConsolidationRun",
     "DeleteDelta", "DeltaRecord", "DeltaValidationError", "Episode", "EpisodeConflictError", "Fact",
     "FactConflictError", "FactFilter", "FactPayload", "FactStore", "InvalidInputError", "Lineage", "Memory",
-    "MemoryConfig", "MemoryDelta", "MemoryScopeError", "MemoryStore", "MemstrataError", "MigrationNotSupported",
+    "MemoryConfig", "MemoryDelta", "MemoryScopeError", "MemoryStore", "MnemoniteError", "MigrationNotSupported",
     "MigrationOp", "MigrationPlan", "NoopDelta", "NotFoundError", "RuleBasedScorer", "RuleState",
     "SalienceContext", "SalienceScorer", "SalientEpisode", "SchemaVersionError", "Scope", "SQLiteMemoryStore",
     "Store", "StoreError", "StoreHealth", "SyncMemory", "UpdateDelta", "parse_delta", "EmbedderMismatchError",
@@ -34,8 +34,8 @@ EXPORTS = {
 
 
 def test_public_api_is_pinned() -> None:
-    assert set(memstrata.__all__) == EXPORTS
-    assert all(hasattr(memstrata, name) for name in memstrata.__all__)
+    assert set(mnemonite.__all__) == EXPORTS
+    assert all(hasattr(mnemonite, name) for name in mnemonite.__all__)
 
 
 def public_methods(cls: type) -> dict[str, list[str]]:
@@ -70,7 +70,7 @@ def imports_of(path: Path) -> set[str]:
 
 
 def test_nothing_outside_store_imports_a_concrete_store() -> None:
-    concrete = ("memstrata.store.sqlite", "memstrata.store.SQLiteMemoryStore", "aiosqlite", "sqlite3")
+    concrete = ("mnemonite.store.sqlite", "mnemonite.store.SQLiteMemoryStore", "aiosqlite", "sqlite3")
     for path in PACKAGE.rglob("*.py"):
         relative = path.relative_to(PACKAGE)
         if relative.parts[0] == "store" or relative == Path("__init__.py"):
@@ -89,5 +89,5 @@ def test_every_cli_command_is_documented_in_the_readme() -> None:
     readme = (ROOT / "README.md").read_text()
     names = [c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands]
     names += [f"rules {c.name}" for c in rules_app.registered_commands]
-    missing = [name for name in names if f"memstrata {name}" not in readme]
+    missing = [name for name in names if f"mnemonite {name}" not in readme]
     assert not missing, f"undocumented CLI commands: {missing}"

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memstrata import AddDelta, DeleteDelta, Memory, MemoryConfig, UpdateDelta
-from memstrata.store import SQLiteMemoryStore
-from memstrata.store.postgres import PostgresMemoryStore
+from mnemonite import AddDelta, DeleteDelta, Memory, MemoryConfig, UpdateDelta
+from mnemonite.store import SQLiteMemoryStore
+from mnemonite.store.postgres import PostgresMemoryStore
 
 OPS = st.lists(st.tuples(st.sampled_from(["add", "update", "delete"]), st.integers(0, 4)), min_size=1, max_size=12)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from conftest import ep
-from memstrata import AddDelta, ConsolidationRule, DeleteDelta, Episode, NoopDelta, UpdateDelta
-from memstrata.consolidation.classify import classify
+from mnemonite import AddDelta, ConsolidationRule, DeleteDelta, Episode, NoopDelta, UpdateDelta
+from mnemonite.consolidation.classify import classify
 
 RULE = ConsolidationRule(id="nightly", then_emits=["facts", "profile"])
 NOW = datetime(2025, 6, 1, tzinfo=UTC)

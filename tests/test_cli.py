@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memstrata.cli import app
+from mnemonite.cli import app
 
 runner = CliRunner()
 

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from embedding_server import chat_server
-from memstrata import (
+from mnemonite import (
     AddDelta,
     ConfigurationError,
     ConflictThresholds,
@@ -30,8 +30,8 @@ from memstrata import (
     Scope,
     define_locale_pack,
 )
-from memstrata.conflicts import ENGLISH, canonical, text_hash
-from memstrata.models.search import SearchFilter
+from mnemonite.conflicts import ENGLISH, canonical, text_hash
+from mnemonite.models.search import SearchFilter
 
 ALEX = Scope(user="alex", agent="a")
 
@@ -288,7 +288,7 @@ async def test_memory_conflict_spans(mem: Memory) -> None:
         trace.get_tracer = original  # type: ignore[assignment]
     spans = exporter.get_finished_spans()
     assert [s.name for s in spans] == ["memory.conflict", "memory.conflict"]
-    assert [s.attributes["memstrata.decision"] for s in spans if s.attributes] == ["admit", "supersede"]
+    assert [s.attributes["mnemonite.decision"] for s in spans if s.attributes] == ["admit", "supersede"]
 
 
 async def test_a_triple_given_by_the_caller_is_used(mem: Memory) -> None:

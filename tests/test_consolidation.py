@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ep
-from memstrata import ConsolidationRule, FactConflictError, Memory, MemoryConfig, NotFoundError
+from mnemonite import ConsolidationRule, FactConflictError, Memory, MemoryConfig, NotFoundError
 
 NIGHTLY = ConsolidationRule(id="nightly", when_filter="metadata.intent != 'noop'")
 

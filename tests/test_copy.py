@@ -1,4 +1,4 @@
-"""`memstrata copy`: a whole memory moves between backends and reads back identically."""
+"""`mnemonite copy`: a whole memory moves between backends and reads back identically."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 from rich.console import Console
 from typer.testing import CliRunner
 
-from memstrata import MemoryConfig, Scope, SyncMemory
-from memstrata.cli import app
-from memstrata.demo import AGENT, USER, run_demo
+from mnemonite import MemoryConfig, Scope, SyncMemory
+from mnemonite.cli import app
+from mnemonite.demo import AGENT, USER, run_demo
 
 runner = CliRunner()
 

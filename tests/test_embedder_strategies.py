@@ -10,7 +10,7 @@ import pytest
 
 from conftest import ep
 from embedding_server import DIMENSIONS, embedding_server
-from memstrata import EmbedderMismatchError, Memory, MemoryConfig, OnnxEmbedder, OpenAIEmbedder, Scope
+from mnemonite import EmbedderMismatchError, Memory, MemoryConfig, OnnxEmbedder, OpenAIEmbedder, Scope
 
 
 @pytest.fixture

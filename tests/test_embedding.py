@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from embedding_server import DIMENSIONS, embedding_server
-from memstrata import EmbeddingError
-from memstrata.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
-from memstrata.embedding import onnx as onnx_module
+from mnemonite import EmbeddingError
+from mnemonite.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
+from mnemonite.embedding import onnx as onnx_module
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ async def test_query_precision_model_and_the_fallback_use_the_model_itself(
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory")
     fallback = OnnxEmbedder(cache_dir=blocked)
-    with caplog.at_level(logging.WARNING, logger="memstrata.embedding"):
+    with caplog.at_level(logging.WARNING, logger="mnemonite.embedding"):
         assert np.array_equal(await fallback.embed_query(QUERIES[0]), exact)
     assert "queries use the model as it is" in caplog.text
     with pytest.raises(EmbeddingError, match="query_precision"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import at, ep
-from memstrata import (
+from mnemonite import (
     EpisodeConflictError,
     InvalidInputError,
     Memory,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import at, ep
-from memstrata import (
+from mnemonite import (
     AddDelta,
     DeleteDelta,
     DeltaValidationError,

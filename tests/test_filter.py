@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memstrata import ConsolidationRule, ConsolidationRuleError, Episode, SQLiteMemoryStore
-from memstrata.consolidation.filter import parse_filter
+from mnemonite import ConsolidationRule, ConsolidationRuleError, Episode, SQLiteMemoryStore
+from mnemonite.consolidation.filter import parse_filter
 
 INJECTIONS = [
     "1=1; DROP TABLE episodes",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstrata.search import linear_fusion, rrf_fusion
-from memstrata.search.query import mentioned, terms
+from mnemonite.search import linear_fusion, rrf_fusion
+from mnemonite.search.query import mentioned, terms
 
 scores = st.dictionaries(st.integers(0, 50), st.floats(0, 100, allow_nan=False), max_size=20)
 cosines = st.dictionaries(st.integers(0, 50), st.floats(-1, 1, allow_nan=False), max_size=20)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memstrata import (
+from mnemonite import (
     BudgetConfig,
     DeltaValidationError,
     EntityConflictError,
@@ -31,7 +31,7 @@ from memstrata import (
     compute_salience,
     rank_by_salience,
 )
-from memstrata.models import Fact
+from mnemonite.models import Fact
 
 ALEX = Scope(user="alex", agent="a")
 NOW = datetime(2026, 3, 1, tzinfo=UTC)

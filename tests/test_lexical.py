@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstrata.search.lexical import Column, LexicalIndex, Tokenizer
+from mnemonite.search.lexical import Column, LexicalIndex, Tokenizer
 
 WORDS = ["hiking", "hikes", "mountain", "Mountains", "running", "ran", "café", "cafe", "naïve", "résumé", "the", "x"]
 

@@ -1,4 +1,4 @@
-"""Models validate at the boundary and raise memstrata's typed errors."""
+"""Models validate at the boundary and raise mnemonite's typed errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from memstrata import (
+from mnemonite import (
     AddDelta,
     ConsolidationRule,
     ConsolidationRuleError,
@@ -15,7 +15,7 @@ from memstrata import (
     DeltaValidationError,
     Episode,
     InvalidInputError,
-    MemstrataError,
+    MnemoniteError,
     NoopDelta,
     UpdateDelta,
     parse_delta,
@@ -127,7 +127,7 @@ def test_rule_defaults_to_nightly_batch() -> None:
     assert ConsolidationRule(id="s", cadence={"every": 1}).streaming
 
 
-def test_errors_are_memstrata_errors_not_value_errors() -> None:
+def test_errors_are_mnemonite_errors_not_value_errors() -> None:
     for error in (DeltaValidationError, ConsolidationRuleError, InvalidInputError):
-        assert issubclass(error, MemstrataError)
+        assert issubclass(error, MnemoniteError)
         assert not issubclass(error, ValueError)

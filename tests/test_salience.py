@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import T0
-from memstrata import Episode, RuleBasedScorer, SalienceContext
+from mnemonite import Episode, RuleBasedScorer, SalienceContext
 
 weights = st.floats(min_value=0, max_value=10, allow_nan=False)
 ages = st.floats(min_value=0, max_value=10 * 365 * 86_400, allow_nan=False)

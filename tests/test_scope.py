@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import strategies as st
 
-from memstrata import MemoryScopeError, Scope
-from memstrata.scope import episode_key, episode_pattern, key_range
+from mnemonite import MemoryScopeError, Scope
+from mnemonite.scope import episode_key, episode_pattern, key_range
 
 ADVERSARIAL = [
     "alice",

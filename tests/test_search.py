@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import at, ep
-from memstrata import AddDelta, InvalidInputError, Memory, MemoryConfig, Scope, SearchHit, SearchOptions
-from memstrata.search import hybrid
+from mnemonite import AddDelta, InvalidInputError, Memory, MemoryConfig, Scope, SearchHit, SearchOptions
+from mnemonite.search import hybrid
 
 TEXTS = {
     "hike": "I love hiking in the Alps every summer",
@@ -182,7 +182,7 @@ async def test_background_indexing_catches_up(memory_url: str) -> None:
 
 def test_v1_database_is_upgraded_and_indexed(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    schema = (Path(__file__).parents[1] / "src/memstrata/store/schema/sqlite/001_base.sql").read_text()
+    schema = (Path(__file__).parents[1] / "src/mnemonite/store/schema/sqlite/001_base.sql").read_text()
     with sqlite3.connect(path) as db:
         db.executescript(schema)
         db.execute(
@@ -194,7 +194,7 @@ def test_v1_database_is_upgraded_and_indexed(tmp_path: Path) -> None:
             " metadata, recorded_at) VALUES ('old', '/user/u/session/s/agent/a/', 'u', 's', 'a',"
             " 'an archived violin note', '2025-01-01T00:00:00.000000Z', '', '{}', '2025-01-01T00:00:00.000000Z')"
         )
-    from memstrata import SyncMemory
+    from mnemonite import SyncMemory
 
     with SyncMemory.open(f"sqlite:///{path}", config=MemoryConfig(embedder="none")) as mem:
         assert mem.health().schema_version == 5
@@ -241,7 +241,7 @@ async def test_approximate_index_agrees_with_exact_search(filled: Memory, caplog
     exact = SearchOptions(ann_min_rows=None)
     approximate = SearchOptions(ann_min_rows=1)
     alex = Scope(user="alex")
-    with caplog.at_level(logging.INFO, logger="memstrata.search"):
+    with caplog.at_level(logging.INFO, logger="mnemonite.search"):
         # The first search is exact while a worker thread builds the graph; fresh=True waits for it.
         for query in ("mountain vacation ideas", "pets at home", "money and deadlines"):
             want = await filled.search(alex, query, k=3, options=exact)
@@ -294,9 +294,9 @@ async def test_postgres_ranks_vectors_with_its_hnsw_index(postgres_url: str) -> 
     import numpy as np
     import psycopg
 
-    from memstrata.models.search import SearchFilter
-    from memstrata.store import sql_search
-    from memstrata.store.postgres import PostgresMemoryStore
+    from mnemonite.models.search import SearchFilter
+    from mnemonite.store import sql_search
+    from mnemonite.store.postgres import PostgresMemoryStore
 
     store = PostgresMemoryStore(postgres_url)
     await store.bootstrap()
@@ -348,8 +348,8 @@ async def test_postgres_search_agrees_with_sqlite_and_rescores_full_text_hits_to
     (computed on the server) rescores BM25 hits that are not among the nearest vectors too."""
     import random
 
-    from memstrata.embedding.base import embed_query
-    from memstrata.models.search import SearchFilter
+    from mnemonite.embedding.base import embed_query
+    from mnemonite.models.search import SearchFilter
 
     rng = random.Random(7)
     verbs = ["cooked", "painted", "fixed", "cleaned", "sold", "bought", "photographed", "planted"]
@@ -385,7 +385,7 @@ async def test_session_settings_are_sent_once_per_connection_and_only_kept_outsi
 ) -> None:
     import psycopg
 
-    from memstrata.store.sql import PgConnection
+    from mnemonite.store.sql import PgConnection
 
     sent: list[str] = []
     execute = PgConnection.execute
@@ -414,7 +414,7 @@ async def test_session_settings_are_sent_once_per_connection_and_only_kept_outsi
 
 async def test_pooled_connections_plan_each_statement_for_its_own_values(postgres_url: str) -> None:
     """Never a generic plan: the best plan of a scope's read depends on the pattern and range it is given."""
-    from memstrata.store.postgres import PostgresMemoryStore
+    from mnemonite.store.postgres import PostgresMemoryStore
 
     store = PostgresMemoryStore(postgres_url, pool_size=2)
     await store.bootstrap()
@@ -429,7 +429,7 @@ async def test_pooled_connections_plan_each_statement_for_its_own_values(postgre
 async def test_queries_take_the_embedders_query_path_unless_told_not_to(
     filled: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memstrata.embedding import OnnxEmbedder
+    from mnemonite.embedding import OnnxEmbedder
 
     calls: list[str] = []
     for name in ("embed", "embed_query"):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ep
-from memstrata import (
+from mnemonite import (
     ConfigurationError,
     FactStore,
     MemoryStore,
@@ -20,7 +20,7 @@ from memstrata import (
     Store,
     StoreUnavailableError,
 )
-from memstrata.store import open_store, sqlite_path
+from mnemonite.store import open_store, sqlite_path
 
 
 async def test_bootstrap_is_idempotent_and_enables_wal(tmp_path: Path) -> None:
@@ -58,8 +58,8 @@ def test_urls() -> None:
 CRASHER = textwrap.dedent(
     """
     import asyncio, os, sys
-    from memstrata import ConsolidationRule, SQLiteMemoryStore
-    from memstrata.store import sql_facts
+    from mnemonite import ConsolidationRule, SQLiteMemoryStore
+    from mnemonite.store import sql_facts
 
     real = sql_facts.apply_delta
     count = 0

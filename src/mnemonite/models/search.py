@@ -1,0 +1,57 @@
+"""What a search asks for and what it returns."""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from pydantic import AwareDatetime, Field, SkipValidation
+
+from mnemonite.models.base import Model
+from mnemonite.models.episode import Episode
+from mnemonite.models.fact import Fact, MemoryType
+from mnemonite.scope import Scope
+
+Tier = Literal["episodic", "semantic"]
+RecordKind = Literal["episode", "fact"]
+KIND_OF_TIER: dict[str, RecordKind] = {"episodic": "episode", "semantic": "fact"}
+
+
+class Positions(NamedTuple):
+    """How far a kind's rows have got: the highest seq, the purge log's, and each model's index."""
+
+    last: int
+    purged: int
+    indexed: dict[str, int]
+
+
+class SearchFilter(Model):
+    """Which records a search may return.
+
+    ``scope`` widens like every read. ``since``/``until`` bound an episode's timestamp or a
+    fact's ``valid_from``. Facts are the current ones unless ``as_of`` replays a moment;
+    ``memory_types`` and ``tags`` (any of) apply to facts.
+    """
+
+    scope: Scope
+    tiers: tuple[Tier, ...] = ("episodic", "semantic")
+    memory_types: tuple[MemoryType, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    since: AwareDatetime | None = None
+    until: AwareDatetime | None = None
+    as_of: AwareDatetime | None = None
+
+
+class SearchHit(Model):
+    """One result, best first, with why it ranked where it did."""
+
+    # Built from stored, already validated records (and a union of two strict models would not re-validate).
+    record: SkipValidation[Episode | Fact]
+    tier: Tier
+    score: float = Field(description="the final score (fused, boosted, reranked, salience-weighted)")
+    fulltext_rank: int | None = None
+    fulltext_score: float | None = None
+    vector_rank: int | None = None
+    cosine: float | None = None
+    fused: float = 0.0
+    salience: float | None = None
+    reranked: bool = False

@@ -1,0 +1,572 @@
+"""The hybrid search engine: full text and vectors per tier, fused, boosted, reranked.
+
+Per tier it gathers full-text candidates (BM25, names of sources left out of the terms)
+and vector candidates (cosine per model: exact in numpy, or an HNSW index for very large
+scopes), fuses them (a
+weighted linear blend by default, RRF on request), boosts episodes whose source is named
+in the query, spreads a little of each episode's score to its neighbours in the same
+session timeline, then merges the tiers, optionally reranks and weighs in salience.
+Pseudo-relevance feedback moves the query vector towards its three best first-pass
+hits (Rocchio) before the final vector pass.
+The defaults were chosen on the LoCoMo development split (``bench/locomo.py``).
+
+Per user it searches, the engine caches an in-memory BM25 index of the texts
+(`mnemonite.search.lexical`) and the vectors of each model, and reads only rows added
+since. Narrower scopes and other filters become a set of allowed rows (one indexed SQL
+query) applied to those; every candidate is re-checked against the filter before it is
+returned, so nothing changed since it was cached can leak through. A store that ranks
+vectors itself (`VectorSearchStore`: PostgreSQL with pgvector's HNSW index) is asked for
+the vector candidates instead, so app servers keep no vectors in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import Field
+
+from mnemonite.embedding.base import Embedder, embed_query
+from mnemonite.errors import InvalidInputError
+from mnemonite.models import Episode, Fact
+from mnemonite.models.base import Model
+from mnemonite.models.search import KIND_OF_TIER, RecordKind, SearchFilter, SearchHit, Tier
+from mnemonite.salience import RuleBasedScorer, SalienceContext
+from mnemonite.scope import Scope
+from mnemonite.search import ann
+from mnemonite.search import query as q
+from mnemonite.search.fusion import linear_fusion, rrf_fusion
+from mnemonite.search.lexical import Column, LexicalIndex, positions
+from mnemonite.search.rerank import Reranker
+from mnemonite.store import Store
+from mnemonite.store.base import VectorSearchStore
+
+Vector = npt.NDArray[np.float32]
+Explain = Callable[[int, float], dict[str, float | int | None]]
+log = logging.getLogger("mnemonite.search")
+
+
+ANN_MIN_ROWS = 50_000
+ANN_BATCH = 2_000  # new rows searched exactly until this many wait to join the graph
+CACHED_USERS = 16
+NEIGHBOURED = 50  # the head whose timeline neighbours get a share of its scores
+
+
+class _Vectors:
+    """One model's vectors of one user, by ascending seq, and how far the model's index had got."""
+
+    def __init__(self, dimensions: int) -> None:
+        self.position = 0
+        self.seqs = Column(np.int64)
+        self.matrix = Column(np.float32, dimensions)
+
+
+@dataclass
+class _UserIndex:
+    """What the engine keeps of one user's records of one kind."""
+
+    user: str
+    text_position: int = 0  # rows up to this seq are in ``lexical``
+    lexical: LexicalIndex = field(default_factory=LexicalIndex)
+    vectors: dict[str, _Vectors] = field(default_factory=dict)  # per model
+    approximate: dict[str, list[ann.AnnIndex]] = field(default_factory=dict)  # per model: main graph, newer rows
+    building: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    sources: dict[Scope, tuple[int, list[str]]] = field(default_factory=dict)  # scope -> (text position, names)
+
+
+@dataclass
+class _Gathered:
+    """One tier's reads for one search: the user's index, allowed rows, named sources, the query's
+    terms, BM25 hits and vector candidates (from a store that ranks vectors), the cached vectors."""
+
+    flt: SearchFilter
+    index: _UserIndex
+    allowed: npt.NDArray[np.int64] | None
+    named: list[str]
+    words: list[str]
+    last: int  # the kind's highest seq when the search began
+    vectors: dict[str, tuple[npt.NDArray[np.int64], Vector]]
+    lexical: list[tuple[int, float]] = field(default_factory=list)
+    ranked: dict[int, float] = field(default_factory=dict)
+
+
+class SearchOptions(Model):
+    """How signals are combined. The defaults are the measured best of ``bench/locomo.py``."""
+
+    fusion: Literal["linear", "rrf"] = "linear"
+    lexical_weight: float = Field(default=0.3, ge=0, le=1, description="linear: weight of BM25, the rest is cosine")
+    rrf_k: int = Field(default=60, ge=1)
+    rrf_weights: tuple[float, float] = (2.0, 1.0)
+    source_boost: float = Field(default=0.6, ge=0, description="x(1 + boost) for episodes whose source is named")
+    neighbour_weight: float = Field(default=0.15, ge=0, le=1)
+    candidates: int = Field(default=200, ge=1, le=10_000)
+    use_fulltext: bool = True
+    lexical: Literal["memory", "fts5"] = Field(
+        default="memory",
+        description="BM25 from the engine's in-memory index per user, or the store's full-text index"
+        " (SQLite FTS5; PostgreSQL tsvector, ranked by ts_rank)",
+    )
+    use_vectors: bool = True
+    min_cosine: float | None = Field(default=None, ge=-1, le=1, description="vector candidates below it are dropped")
+    models: tuple[str, ...] | None = Field(default=None, description="read only these models' vectors")
+    ann_min_rows: int | None = Field(
+        default=ANN_MIN_ROWS,
+        ge=1,
+        description="unfiltered searches of a user with at least this many vectors use the in-process HNSW index"
+        " (None: never); stores that rank vectors themselves (PostgreSQL) always use theirs",
+    )
+    feedback: float = Field(default=1.0, ge=0, description="pseudo-relevance feedback: query += f x mean(top 3)")
+    query_path: bool = Field(
+        default=True,
+        description="embed the query with the embedder's faster query path (the packaged model: int8 matrix"
+        " products) where it has one; False: with the model exactly as stored vectors were made",
+    )
+    salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")
+    rerank_depth: int = Field(default=30, ge=1)
+
+
+class SearchEngine:
+    """Searches a store with the embedders whose vectors it may read (the first is the active one)."""
+
+    def __init__(self, store: Store, readers: Sequence[Embedder] = (), options: SearchOptions | None = None) -> None:
+        self._store = store
+        self._readers = list(readers)
+        self.options = options or SearchOptions()
+        self._users: OrderedDict[tuple[RecordKind, str], _UserIndex] = OrderedDict()
+        self._purged = 0  # the purge log's position when the caches were last checked against it
+        self._scorer = RuleBasedScorer()
+        self._ranker = store if isinstance(store, VectorSearchStore) else None  # ranks vectors in the store
+
+    async def search(
+        self,
+        query: str,
+        flt: SearchFilter,
+        k: int = 10,
+        *,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+        settled: bool = False,
+    ) -> list[SearchHit]:
+        """The ``k`` best hits across the filter's tiers, best first.
+
+        ``settled=True`` waits for an approximate index being built instead of searching exactly meanwhile.
+        """
+        opts = options or self.options
+        text = _check_query(query, k)
+        readers = [r for r in self._readers if opts.use_vectors and (opts.models is None or r.model in opts.models)]
+        # The query is embedded while the store answers the tiers' first reads.
+        embedding = asyncio.ensure_future(self._query_vectors(text, readers, opts.query_path))
+        try:
+            gathered = [await self._gather(tier, text, readers, flt, opts) for tier in flt.tiers]
+        finally:
+            qvecs = await embedding
+        await self._rank(flt.tiers, gathered, qvecs, opts)
+        scored: list[tuple[float, Tier, int]] = []
+        explain: dict[Tier, Explain] = {}
+        for tier, found in zip(flt.tiers, gathered, strict=True):
+            tier_scored, explain[tier] = await self._tier(tier, found, qvecs, opts, settled)
+            scored += tier_scored
+        scored.sort(key=lambda item: (-item[0], item[1], item[2]))  # ties: by tier, then oldest first
+        best = scored[: max(k, opts.rerank_depth if reranker else k) * 2]
+        hits = await self._hits([(score, tier, seq, explain[tier](seq, score)) for score, tier, seq in best], flt)
+        if reranker is not None:
+            head = await reranker.rerank(text, hits[: opts.rerank_depth])
+            hits = [h.model_copy(update={"reranked": True}) for h in head] + hits[opts.rerank_depth :]
+        if opts.salience_weight > 0:
+            hits = await self._weigh_salience(hits, opts.salience_weight)
+        return hits[:k]
+
+    @staticmethod
+    async def _query_vectors(text: str, readers: list[Embedder], query_path: bool) -> dict[str, tuple[int, Vector]]:
+        return {r.model: (r.dimensions, await (embed_query(r, text) if query_path else r.embed(text))) for r in readers}
+
+    @property
+    def active(self) -> Embedder | None:
+        """The embedder new records are embedded with (None: full text only)."""
+        return self._readers[0] if self._readers else None
+
+    async def nearest(
+        self, kind: RecordKind, flt: SearchFilter, vector: Vector, k: int
+    ) -> list[tuple[Episode | Fact, float]]:
+        """The ``k`` records of the filter closest to ``vector`` (active model, exact cosine), best first.
+
+        The user's closest rows are checked against the filter first (one small query); only if
+        too few of them pass is the filter's whole row set read.
+        """
+        embedder = self.active
+        if embedder is None:
+            return []
+        if self._ranker is not None:
+            cosine = await self._ranker.nearest_rows(kind, embedder.model, embedder.dimensions, flt, vector, 8 * k)
+            ranked = sorted(cosine, key=lambda s: (-cosine[s], s))
+            found = await self._store.records(kind, ranked, flt)
+            return [(found[seq], cosine[seq]) for seq in ranked if seq in found][:k]
+        index = await self._user(kind, flt.scope.user)
+        position = await self._store.index_position(kind, embedder.model)
+        seqs, matrix = await self._vectors(kind, index, embedder.model, embedder.dimensions, position)
+        scores = matrix @ vector
+        for wide in (8 * k, None):
+            if wide is None:
+                at = positions(seqs, await self._store.selected(kind, flt))
+            else:
+                at = np.argsort(-scores) if len(scores) <= wide else np.argpartition(-scores, wide - 1)[:wide]
+            order = at[np.argsort(-scores[at], kind="stable")]
+            found = await self._store.records(kind, seqs[order].tolist(), flt)
+            best = [(found[seq], score) for seq, score in zip(seqs[order].tolist(), scores[order].tolist(), strict=True)
+                    if seq in found][:k]  # fmt: skip
+            if len(best) == k or wide is None or len(at) == len(seqs):
+                return best
+        return []
+
+    async def close(self) -> None:
+        """Wait for graphs being built (a worker thread cannot be interrupted; minutes for a million vectors)."""
+        for index in list(self._users.values()):
+            for task in list(index.building.values()):
+                await task
+
+    async def _gather(
+        self, tier: Tier, text: str, readers: list[Embedder], flt: SearchFilter, opts: SearchOptions
+    ) -> _Gathered:
+        """What a tier's search reads from the store; needs no query vector."""
+        kind = KIND_OF_TIER[tier]
+        last, purged, indexed = await self._store.positions(kind, [r.model for r in readers])
+        if purged != self._purged:  # facts were removed for good (here or by another process): forget them
+            self._users = OrderedDict((key, index) for key, index in self._users.items() if key[0] != "fact")
+            self._purged = purged
+        index = await self._user(kind, flt.scope.user)
+        allowed = await self._store.selected(kind, flt) if _narrows(kind, flt) else None
+        names = await self._sources(index, flt, last) if kind == "episode" else []
+        named = q.mentioned(text, names)
+        vecs = {}
+        if self._ranker is None:
+            vecs = {r.model: await self._vectors(kind, index, r.model, r.dimensions, indexed[r.model]) for r in readers}
+        return _Gathered(flt, index, allowed, named, q.terms(text, named), last, vecs)
+
+    async def _rank(
+        self,
+        tiers: Sequence[Tier],
+        gathered: list[_Gathered],
+        qvecs: dict[str, tuple[int, Vector]],
+        opts: SearchOptions,
+    ) -> None:
+        """Full text of every tier, and vector candidates from a store that ranks them: its queries
+        go out first (one connection per tier), so the server ranks while BM25 runs here."""
+        queries = []
+        if self._ranker is not None:
+            queries = [
+                asyncio.ensure_future(self._ranked(KIND_OF_TIER[tier], found.flt, qvecs, opts.candidates))
+                for tier, found in zip(tiers, gathered, strict=True)
+            ]
+            await asyncio.sleep(0)  # the queries leave now
+        try:
+            if opts.use_fulltext:
+                for tier, found in zip(tiers, gathered, strict=True):
+                    found.lexical = await self._lexical(
+                        KIND_OF_TIER[tier], found.index, found.flt, found.words, found.allowed, opts, found.last
+                    )
+        finally:
+            for query, found in zip(queries, gathered, strict=False):
+                found.ranked = await query
+
+    async def _tier(
+        self,
+        tier: Tier,
+        found: _Gathered,
+        qvecs: dict[str, tuple[int, Vector]],
+        opts: SearchOptions,
+        settled: bool,
+    ) -> tuple[list[tuple[float, Tier, int]], Explain]:
+        kind = KIND_OF_TIER[tier]
+        index, allowed, named, lexical, vecs = found.index, found.allowed, found.named, found.lexical, found.vectors
+        if self._ranker is not None:  # the store ranked the vectors
+            cosine = _above(found.ranked, opts.min_cosine)
+        else:
+            cosine = _above(await self._cosines(index, vecs, qvecs, opts, allowed, settled=settled), opts.min_cosine)
+        fused = self._fuse(lexical, cosine, opts)
+        if opts.feedback and cosine:
+            # Rescore the first pass's candidates with the query moved towards its three best hits.
+            top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
+            only = sorted(fused)
+            if self._ranker is not None:
+                cosine = await self._rescored(kind, qvecs, only, top, opts.feedback)
+            else:
+                moved = _expand(vecs, qvecs, top, opts.feedback)
+                cosine = await self._cosines(index, vecs, moved, opts, np.asarray(only, dtype=np.int64), exact=True)
+            cosine = _above(cosine, opts.min_cosine)
+            fused = self._fuse(lexical, cosine, opts)
+        if kind == "episode":
+            fused = await self._boost(fused, named, opts)
+
+        def explain(seq: int, score: float) -> dict[str, float | int | None]:
+            """Why a record scored what it did; computed only for the records that make the head."""
+            if not ranks:
+                ranks["lexical"] = {s: rank for rank, (s, _) in enumerate(lexical, start=1)}
+                ranks["vector"] = {s: rank for rank, s in enumerate(sorted(cosine, key=lambda s: -cosine[s]), 1)}
+            return {"fulltext_rank": ranks["lexical"].get(seq), "fulltext_score": lex_score.get(seq),
+                    "vector_rank": ranks["vector"].get(seq), "cosine": cosine.get(seq), "fused": score}  # fmt: skip
+
+        ranks: dict[str, dict[int, int]] = {}
+        lex_score = dict(lexical)
+        return [(score, tier, seq) for seq, score in fused.items()], explain
+
+    async def _user(self, kind: RecordKind, user: str) -> _UserIndex:
+        """The user's cached index (created empty; texts and vectors are read in by the callers)."""
+        key = (kind, user)
+        index = self._users.get(key)
+        if index is None:
+            index = self._users[key] = _UserIndex(user)
+            while len(self._users) > CACHED_USERS:
+                self._users.popitem(last=False)
+        self._users.move_to_end(key)
+        return index
+
+    async def _sources(self, index: _UserIndex, flt: SearchFilter, position: int) -> list[str]:
+        """The scope's source names (speakers, tools), read again only when new episodes arrived."""
+        cached = index.sources.get(flt.scope)
+        if cached is None or cached[0] != position:
+            cached = index.sources[flt.scope] = (position, await self._store.sources(flt))
+        return cached[1]
+
+    async def _lexical(
+        self,
+        kind: RecordKind,
+        index: _UserIndex,
+        flt: SearchFilter,
+        words: list[str],
+        allowed: npt.NDArray[np.int64] | None,
+        opts: SearchOptions,
+        last: int,
+    ) -> list[tuple[int, float]]:
+        if opts.lexical == "fts5":
+            return await self._store.fulltext(kind, flt, words, opts.candidates)
+        if last > index.text_position:
+            rows = await self._store.texts(kind, flt.scope.user, index.text_position, last)
+            if len(rows) > 10_000:
+                log.info("search: indexing %d %s texts of user %r in memory", len(rows), kind, flt.scope.user)
+            index.lexical.add(rows)
+            index.text_position = last
+        return index.lexical.search(words, opts.candidates, allowed)
+
+    async def _cosines(
+        self,
+        index: _UserIndex,
+        vecs: dict[str, tuple[npt.NDArray[np.int64], Vector]],
+        qvecs: dict[str, tuple[int, Vector]],
+        opts: SearchOptions,
+        allowed: npt.NDArray[np.int64] | None,
+        *,
+        exact: bool = False,
+        settled: bool = False,
+    ) -> dict[int, float]:
+        best: dict[int, float] = {}
+        for model, (_, vector) in qvecs.items():
+            seqs, matrix = vecs[model]
+            big = opts.ann_min_rows is not None and len(seqs) >= opts.ann_min_rows and allowed is None and not exact
+            graphs = await self._ann(index, model, seqs, matrix, settled) if big else []
+            for graph in graphs:
+                _keep_best(best, graph.search(vector, opts.candidates))
+            if graphs:
+                seqs, matrix = seqs[graphs[-1].end :], matrix[graphs[-1].end :]  # not in a graph yet: exact
+            if allowed is not None:
+                at = positions(seqs, allowed)
+                seqs, matrix = seqs[at], matrix[at]
+            if not len(seqs):
+                continue
+            scores = matrix @ vector
+            limit = opts.candidates if not exact else len(scores)
+            top = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit] if limit < len(scores) else slice(None)
+            _keep_best(best, dict(zip(seqs[top].tolist(), scores[top].tolist(), strict=True)))
+        return best
+
+    async def _ranked(
+        self, kind: RecordKind, flt: SearchFilter, qvecs: dict[str, tuple[int, Vector]], limit: int
+    ) -> dict[int, float]:
+        """From a store that ranks vectors: the filter's best ``limit`` cosines, over every model."""
+        assert self._ranker is not None
+        best: dict[int, float] = {}
+        for model, (dimensions, vector) in qvecs.items():
+            _keep_best(best, await self._ranker.nearest_rows(kind, model, dimensions, flt, vector, limit))
+        return best
+
+    async def _rescored(
+        self, kind: RecordKind, qvecs: dict[str, tuple[int, Vector]], seqs: list[int], top: list[int], weight: float
+    ) -> dict[int, float]:
+        """From a store that ranks vectors: cosines of ``seqs`` with each query moved towards ``top`` (Rocchio)."""
+        assert self._ranker is not None
+        best: dict[int, float] = {}
+        for model, (dimensions, vector) in qvecs.items():
+            _keep_best(best, await self._ranker.rescored(kind, model, dimensions, seqs, vector, top, weight))
+        return best
+
+    async def _ann(
+        self, index: _UserIndex, model: str, seqs: npt.NDArray[np.int64], matrix: Vector, settled: bool
+    ) -> list[ann.AnnIndex]:
+        """The user's HNSW graphs (none while the first is built), scheduling their growth.
+
+        Graphs are built in a worker thread and never changed once published: rows indexed
+        later are searched exactly until ``ANN_BATCH`` of them wait, then get a graph of their
+        own; when that one reaches a quarter of the main graph, one graph over everything
+        replaces both. ``settled`` waits until the graphs cover every row.
+        """
+        for _ in range(3):
+            graphs = index.approximate.get(model, [])
+            covered = graphs[-1].end if graphs else 0
+            task = index.building.get(model)
+            if task is None and (not graphs or len(seqs) - covered >= ANN_BATCH or (settled and covered < len(seqs))):
+                main = graphs[0] if graphs else None
+                start = 0 if main is None or len(seqs) - main.end > main.size // 4 else main.end
+                keep = [] if main is None or start == 0 else [main]
+                job = self._grow(index, model, keep, start, seqs[start:], matrix[start:])
+                task = index.building[model] = asyncio.create_task(job)
+            if not settled or task is None:
+                return graphs
+            await task
+        return index.approximate.get(model, [])
+
+    async def _grow(
+        self,
+        index: _UserIndex,
+        model: str,
+        keep: list[ann.AnnIndex],
+        start: int,
+        seqs: npt.NDArray[np.int64],
+        matrix: Vector,
+    ) -> None:
+        """Build a graph over rows ``start`` onwards in a worker thread, then publish ``keep`` + it."""
+        vectors = index.vectors.get(model)
+        if start == 0:
+            log.info("search: building an approximate index over %d vectors of user %r", len(seqs), index.user)
+        try:
+            graph = ann.AnnIndex(matrix.shape[1], start)
+            await asyncio.to_thread(graph.add, seqs, matrix)
+            if index.vectors.get(model) is vectors:  # not dropped or rebuilt meanwhile
+                index.approximate[model] = [*keep, graph]
+        except Exception:
+            log.exception("search: the approximate index could not be built; searches stay exact")
+        finally:
+            index.building.pop(model, None)
+
+    async def _vectors(
+        self, kind: RecordKind, index: _UserIndex, model: str, dimensions: int, position: int
+    ) -> tuple[npt.NDArray[np.int64], Vector]:
+        """The user's vectors of one model, reading only rows indexed since the last read (up to ``position``)."""
+        cached = index.vectors.get(model)
+        if cached is None or cached.position > position:  # new, or the model's vectors were dropped or rebuilt
+            cached = index.vectors[model] = _Vectors(dimensions)
+            index.approximate.pop(model, None)  # a graph being built for the old vectors is discarded when done
+        if cached.position < position:
+            seqs, matrix = await self._store.vectors(kind, model, dimensions, index.user, cached.position, position)
+            cached.seqs.extend(seqs)
+            cached.matrix.extend(matrix)
+            cached.position = position
+        return cached.seqs.view, cached.matrix.view
+
+    @staticmethod
+    def _fuse(lexical: list[tuple[int, float]], cosine: dict[int, float], opts: SearchOptions) -> dict[int, float]:
+        if opts.fusion == "rrf":
+            rankings = [[seq for seq, _ in lexical], sorted(cosine, key=lambda s: -cosine[s])]
+            return rrf_fusion(rankings, opts.rrf_weights, opts.rrf_k)
+        alpha = opts.lexical_weight if cosine and lexical else (1.0 if lexical else 0.0)
+        return linear_fusion(dict(lexical), cosine, alpha)
+
+    async def _boost(self, fused: dict[int, float], named: list[str], opts: SearchOptions) -> dict[int, float]:
+        """Boost episodes of named sources, then spread a share of the head's scores to timeline neighbours."""
+        if not fused or (not named and not opts.neighbour_weight):
+            return fused
+        top = _head(fused, opts.candidates)
+        if named and opts.source_boost:
+            for seq in await self._store.from_sources(top, named):
+                fused[seq] *= 1 + opts.source_boost
+        if opts.neighbour_weight:
+            spread = dict(fused)
+            for seq, around in (await self._store.neighbours(top[:NEIGHBOURED])).items():
+                for other in around:
+                    if other is not None:
+                        spread[other] = spread.get(other, 0.0) + opts.neighbour_weight * fused[seq]
+            fused = spread
+        return fused
+
+    async def _hits(
+        self, scored: list[tuple[float, Tier, int, dict[str, float | int | None]]], flt: SearchFilter
+    ) -> list[SearchHit]:
+        hits: list[SearchHit] = []
+        for tier in ("episodic", "semantic"):
+            kind = KIND_OF_TIER[tier]
+            seqs = [seq for _, t, seq, _ in scored if t == tier]
+            found = await self._store.records(kind, sorted(seqs), flt)  # re-checked against the filter now
+            hits += [
+                SearchHit(record=found[seq], tier=tier, score=score, **parts)
+                for score, t, seq, parts in scored
+                if t == tier and seq in found
+            ]
+        hits.sort(key=lambda h: h.score, reverse=True)
+        return hits
+
+    async def _weigh_salience(self, hits: list[SearchHit], weight: float) -> list[SearchHit]:
+        context = SalienceContext()
+        weighed = []
+        for hit in hits:
+            record = hit.record
+            salience = await self._scorer.score(record, context) if isinstance(record, Episode) else record.salience
+            weighed.append(
+                hit.model_copy(update={"salience": salience, "score": hit.score * ((1 - weight) + weight * salience)})
+            )
+        weighed.sort(key=lambda h: h.score, reverse=True)
+        return weighed
+
+
+def _head(scores: dict[int, float], n: int) -> list[int]:
+    """The ``n`` best-scored seqs, best first (ties: older first)."""
+    return sorted(scores, key=lambda s: (-scores[s], s))[:n]
+
+
+def _above(cosine: dict[int, float], threshold: float | None) -> dict[int, float]:
+    return cosine if threshold is None else {seq: c for seq, c in cosine.items() if c >= threshold}
+
+
+def _check_query(query: str, k: int) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("the search query must be a non-empty string")
+    if k < 1:
+        raise InvalidInputError(f"k must be >= 1, got {k}")
+    return query.strip()[: q.MAX_QUERY_CHARS]
+
+
+def _narrows(kind: RecordKind, flt: SearchFilter) -> bool:
+    """Whether the filter selects fewer rows than every record of its user (facts: only current ones)."""
+    scope = flt.scope
+    return kind == "fact" or bool(scope.session or scope.agent or flt.since or flt.until)
+
+
+def _expand(
+    vecs: dict[str, tuple[npt.NDArray[np.int64], Vector]],
+    qvecs: dict[str, tuple[int, Vector]],
+    top: list[int],
+    weight: float,
+) -> dict[str, tuple[int, Vector]]:
+    """Each query vector moved towards the mean of the ``top`` records' vectors (Rocchio)."""
+    expanded = {}
+    for model, (dimensions, vector) in qvecs.items():
+        seqs, matrix = vecs[model]
+        rows = matrix[positions(seqs, np.asarray(sorted(top), dtype=np.int64))]
+        if len(rows):
+            vector = vector + weight * rows.mean(axis=0)
+            vector = (vector / np.linalg.norm(vector)).astype(np.float32)
+        expanded[model] = (dimensions, vector)
+    return expanded
+
+
+def _keep_best(best: dict[int, float], found: dict[int, float]) -> None:
+    """Merge ``found`` cosines into ``best``, keeping the higher per record (several models or graphs)."""
+    if not best:
+        best.update(found)
+        return
+    for seq, cos in found.items():
+        if cos > best.get(seq, -2.0):
+            best[seq] = cos

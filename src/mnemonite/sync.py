@@ -1,0 +1,473 @@
+"""`SyncMemory`: the blocking facade. Every method is a one-line delegate to `Memory`,
+run on a private event-loop thread, so there is one implementation of everything."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from mnemonite.config import MemoryConfig
+from mnemonite.embedding.base import Embedder
+from mnemonite.embedding.indexer import IndexProgress
+from mnemonite.graph import GraphMemory
+from mnemonite.judge import ConflictJudge
+from mnemonite.memory import _DEFAULT, Memory
+from mnemonite.models import (
+    ConsolidationRule,
+    ConsolidationRun,
+    DeltaRecord,
+    Episode,
+    Fact,
+    Lineage,
+    MemoryDelta,
+    MigrationPlan,
+    RuleState,
+    StoreHealth,
+)
+from mnemonite.models.conflict import ConflictDecision, PurgeRecord
+from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
+from mnemonite.models.graph import (
+    BudgetConfig,
+    Direction,
+    Edge,
+    Entity,
+    EntityContext,
+    GraphStats,
+    RecallOptions,
+    ScoredFact,
+)
+from mnemonite.models.search import SearchHit, Tier
+from mnemonite.salience import SalienceContext, SalienceScorer
+from mnemonite.scope import Scope
+from mnemonite.search import Reranker, SearchOptions
+from mnemonite.tiers import EpisodicTier, SalientEpisode, SemanticTier
+
+__all__ = ["SyncMemory"]
+
+T = TypeVar("T")
+
+
+class _Loop:
+    """An event loop running on a daemon thread; `run` blocks until a coroutine finishes."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="mnemonite-loop", daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        future: Future[T] = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        return future.result()
+
+    def stop(self) -> None:
+        self.run(self.loop.shutdown_default_executor())  # let embedding threads finish first
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
+
+
+async def _next(iterator: AsyncGenerator[IndexProgress, None]) -> IndexProgress:
+    return await anext(iterator)
+
+
+class SyncEpisodicTier:
+    """Blocking ``mem.episodic``."""
+
+    def __init__(self, tier: EpisodicTier, loop: _Loop) -> None:
+        self._tier, self._run = tier, loop.run
+
+    def put(
+        self, episode: Episode, *, user: str | None = None, session: str | None = None, agent: str | None = None
+    ) -> Episode:
+        return self._run(self._tier.put(episode, user=user, session=session, agent=agent))
+
+    def put_many(
+        self,
+        episodes: Iterable[Episode],
+        *,
+        user: str | None = None,
+        session: str | None = None,
+        agent: str | None = None,
+    ) -> int:
+        return self._run(self._tier.put_many(episodes, user=user, session=session, agent=agent))
+
+    def get(self, episode_id: str) -> Episode:
+        return self._run(self._tier.get(episode_id))
+
+    def recent(
+        self, user: str | Scope, session: str | None = None, agent: str | None = None, *, limit: int = 10
+    ) -> list[Episode]:
+        return self._run(self._tier.recent(user, session, agent, limit=limit))
+
+    def salient(
+        self, scope: Scope, *, limit: int = 10, context: SalienceContext | None = None, candidates: int = 200
+    ) -> list[SalientEpisode]:
+        return self._run(self._tier.salient(scope, limit=limit, context=context, candidates=candidates))
+
+    def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+    ) -> list[SearchHit]:
+        return self._run(
+            self._tier.search(scope, query, k, since=since, until=until, options=options, reranker=reranker)
+        )
+
+    def consolidate(self, rule: ConsolidationRule) -> list[MemoryDelta]:
+        return self._run(self._tier.consolidate(rule))
+
+
+class SyncSemanticTier:
+    """Blocking ``mem.semantic``."""
+
+    def __init__(self, tier: SemanticTier, loop: _Loop) -> None:
+        self._tier, self._run = tier, loop.run
+
+    def apply_delta(self, delta: MemoryDelta | dict[str, object]) -> DeltaRecord:
+        return self._run(self._tier.apply_delta(delta))
+
+    def apply_deltas(self, deltas: Iterable[MemoryDelta | dict[str, object]]) -> list[DeltaRecord]:
+        return self._run(self._tier.apply_deltas(deltas))
+
+    def apply_pending(self) -> list[DeltaRecord]:
+        return self._run(self._tier.apply_pending())
+
+    def facts(
+        self,
+        user: str | Scope,
+        agent: str | None = None,
+        *,
+        as_of: datetime | None = None,
+        valid_at: datetime | None = None,
+        status: FactStatus | None = None,
+        subject: str | None = None,
+        predicate: str | None = None,
+        channel: str | None = None,
+        limit: int = 100,
+    ) -> list[Fact]:
+        return self._run(
+            self._tier.facts(
+                user, agent, as_of=as_of, valid_at=valid_at, status=status, subject=subject,
+                predicate=predicate, channel=channel, limit=limit,
+            )
+        )  # fmt: skip
+
+    def get(self, fact_id: str) -> Fact:
+        return self._run(self._tier.get(fact_id))
+
+    def remember_with_decision(
+        self,
+        scope: Scope,
+        text: str,
+        *,
+        memory_type: MemoryType = "fact",
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        tags: Sequence[str] = (),
+        valid_from: datetime | None = None,
+        source_episode_ids: Sequence[str] = (),
+        confidence: float = 1.0,
+        entities: Sequence[EntityLink | tuple[str, str] | str] = (),
+        summary: str | None = None,
+        payload: dict[str, Any] | None = None,
+        rule_id: str = "remember",
+        event_date: datetime | None = None,
+        event_date_confidence: EventDateConfidence | None = None,
+    ) -> ConflictDecision:
+        return self._run(
+            self._tier.remember_with_decision(
+                scope, text, memory_type=memory_type, subject=subject, predicate=predicate, object=object,
+                tags=tags, valid_from=valid_from, source_episode_ids=source_episode_ids, confidence=confidence,
+                entities=entities, summary=summary, payload=payload, rule_id=rule_id, event_date=event_date,
+                event_date_confidence=event_date_confidence,
+            )
+        )  # fmt: skip
+
+    def remember(self, scope: Scope, text: str, **fields: Any) -> Fact:
+        return self._run(self._tier.remember(scope, text, **fields))
+
+    def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
+        return self._run(self._tier.supersede(old_id, text, **fields))
+
+    def forget(self, fact_id: str) -> Fact:
+        return self._run(self._tier.forget(fact_id))
+
+    def purge(self, fact_id: str, *, reason: str) -> PurgeRecord:
+        return self._run(self._tier.purge(fact_id, reason=reason))
+
+    def purges(self, user: str) -> list[PurgeRecord]:
+        return self._run(self._tier.purges(user))
+
+    def conflicts(self, scope: Scope, *, fact_id: str | None = None, limit: int = 100) -> list[ConflictDecision]:
+        return self._run(self._tier.conflicts(scope, fact_id=fact_id, limit=limit))
+
+    def resolve_pending(self, scope: Scope, judge: ConflictJudge | None = None) -> list[ConflictDecision]:
+        return self._run(self._tier.resolve_pending(scope, judge))
+
+    def history(self, fact_id: str) -> list[Fact]:
+        return self._run(self._tier.history(fact_id))
+
+    def lineage(self, fact_id: str) -> list[Lineage]:
+        return self._run(self._tier.lineage(fact_id))
+
+    def deltas(self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100) -> list[DeltaRecord]:
+        return self._run(self._tier.deltas(rule_id=rule_id, pending=pending, limit=limit))
+
+    def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        as_of: datetime | None = None,
+        memory_types: Sequence[MemoryType] | None = None,
+        tags: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+    ) -> list[SearchHit]:
+        return self._run(
+            self._tier.search(
+                scope, query, k, as_of=as_of, memory_types=memory_types, tags=tags, since=since, until=until,
+                options=options, reranker=reranker,
+            )
+        )  # fmt: skip
+
+
+class SyncGraphMemory:
+    """Blocking ``mem.graph``."""
+
+    def __init__(self, graph: GraphMemory, loop: _Loop) -> None:
+        self._graph, self._run = graph, loop.run
+
+    def create_entity(
+        self,
+        scope: Scope,
+        *,
+        name: str,
+        entity_type: str,
+        properties: Mapping[str, Any] | None = None,
+        owner: str | None = None,
+    ) -> Entity:
+        return self._run(
+            self._graph.create_entity(scope, name=name, entity_type=entity_type, properties=properties, owner=owner)
+        )
+
+    def create_entities(self, scope: Scope, entities: Iterable[Mapping[str, Any]]) -> list[Entity]:
+        return self._run(self._graph.create_entities(scope, entities))
+
+    def get_entity(self, entity_id: str) -> Entity:
+        return self._run(self._graph.get_entity(entity_id))
+
+    def entity(self, scope: Scope, name: str) -> Entity:
+        return self._run(self._graph.entity(scope, name))
+
+    def update_entity(
+        self,
+        entity_id: str,
+        *,
+        name: str | None = None,
+        entity_type: str | None = None,
+        properties: Mapping[str, Any] | None = None,
+        owner: str | None = None,
+    ) -> Entity:
+        return self._run(
+            self._graph.update_entity(entity_id, name=name, entity_type=entity_type, properties=properties, owner=owner)
+        )
+
+    def entities(
+        self, scope: Scope, *, entity_type: str | None = None, limit: int = 100, offset: int = 0
+    ) -> tuple[list[Entity], int]:
+        return self._run(self._graph.entities(scope, entity_type=entity_type, limit=limit, offset=offset))
+
+    def search_entities(self, scope: Scope, query: str, *, limit: int = 20) -> list[Entity]:
+        return self._run(self._graph.search_entities(scope, query, limit=limit))
+
+    def delete_entity(self, entity_id: str) -> None:
+        return self._run(self._graph.delete_entity(entity_id))
+
+    def relate(
+        self,
+        scope: Scope,
+        *,
+        source: str,
+        target: str,
+        relation: str,
+        properties: Mapping[str, Any] | None = None,
+    ) -> Edge:
+        return self._run(
+            self._graph.relate(scope, source=source, target=target, relation=relation, properties=properties)
+        )
+
+    def relate_many(
+        self, scope: Scope, edges: Iterable[tuple[str, str, str] | tuple[str, str, str, Mapping[str, Any]]]
+    ) -> int:
+        return self._run(self._graph.relate_many(scope, edges))
+
+    def unrelate(self, *, source: str, target: str, relation: str) -> None:
+        return self._run(self._graph.unrelate(source=source, target=target, relation=relation))
+
+    def neighbors(
+        self,
+        entity_id: str,
+        *,
+        relation: str | None = None,
+        direction: Direction = "both",
+        depth: int = 1,
+        limit: int = 1000,
+    ) -> list[Edge]:
+        return self._run(
+            self._graph.neighbors(entity_id, relation=relation, direction=direction, depth=depth, limit=limit)
+        )
+
+    def edges_from(self, entity_id: str, *, limit: int = 1000) -> list[Edge]:
+        return self._run(self._graph.edges_from(entity_id, limit=limit))
+
+    def edges_to(self, entity_id: str, *, limit: int = 1000) -> list[Edge]:
+        return self._run(self._graph.edges_to(entity_id, limit=limit))
+
+    def recall(self, scope: Scope, options: RecallOptions | None = None, **fields: Any) -> list[ScoredFact]:
+        return self._run(self._graph.recall(scope, options, **fields))
+
+    def touch(self, fact_ids: Sequence[str]) -> int:
+        return self._run(self._graph.touch(fact_ids))
+
+    def decay_all(self, scope: Scope, factor: float) -> int:
+        return self._run(self._graph.decay_all(scope, factor))
+
+    def consolidate(self, fact_ids: Sequence[str], text: str, *, summary: str | None = None) -> Fact:
+        return self._run(self._graph.consolidate(fact_ids, text, summary=summary))
+
+    def promote(self, edge: Edge) -> ConflictDecision:
+        return self._run(self._graph.promote(edge))
+
+    def context_for(
+        self,
+        scope: Scope,
+        *,
+        entity: str,
+        topic: str | None = None,
+        max_tokens: int = BudgetConfig().max_tokens,
+        budget: BudgetConfig | None = None,
+        touch: bool = True,
+    ) -> EntityContext:
+        return self._run(
+            self._graph.context_for(
+                scope, entity=entity, topic=topic, max_tokens=max_tokens, budget=budget, touch=touch
+            )
+        )
+
+    def stats(self, scope: Scope) -> GraphStats:
+        return self._run(self._graph.stats(scope))
+
+
+class SyncMemory:
+    """Blocking `Memory`: ``with SyncMemory.open("sqlite:///memory.db") as mem: ...``."""
+
+    def __init__(self, memory: Memory, loop: _Loop) -> None:
+        self._memory, self._loop, self._run = memory, loop, loop.run
+        self.config = memory.config
+        self.episodic = SyncEpisodicTier(memory.episodic, loop)
+        self.semantic = SyncSemanticTier(memory.semantic, loop)
+        self.graph = SyncGraphMemory(memory.graph, loop)
+
+    @classmethod
+    def open(
+        cls,
+        url: str | None = None,
+        *,
+        config: MemoryConfig | None = None,
+        scorer: SalienceScorer | None = None,
+        embedder: Embedder | object | None = _DEFAULT,
+        previous_embedders: Sequence[Embedder] = (),
+    ) -> SyncMemory:
+        loop = _Loop()
+        try:
+            opened = Memory.open(
+                url, config=config, scorer=scorer, embedder=embedder, previous_embedders=previous_embedders
+            )
+            return cls(loop.run(opened), loop)
+        except BaseException:
+            loop.stop()
+            raise
+
+    def close(self) -> None:
+        self._run(self._memory.close())
+        self._loop.stop()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def health(self, *, deep: bool = False) -> StoreHealth:
+        return self._run(self._memory.health(deep=deep))
+
+    def migrate(self, plan: MigrationPlan) -> None:
+        return self._run(self._memory.migrate(plan))
+
+    def add_rule(self, rule: ConsolidationRule) -> RuleState:
+        return self._run(self._memory.add_rule(rule))
+
+    def remove_rule(self, rule_id: str) -> None:
+        return self._run(self._memory.remove_rule(rule_id))
+
+    def rules(self) -> list[RuleState]:
+        return self._run(self._memory.rules())
+
+    def consolidate(self, rule: ConsolidationRule | str) -> ConsolidationRun:
+        return self._run(self._memory.consolidate(rule))
+
+    def run_due(self, now: datetime | None = None) -> list[ConsolidationRun]:
+        return self._run(self._memory.run_due(now))
+
+    def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        tiers: Sequence[Tier] = ("episodic", "semantic"),
+        memory_types: Sequence[MemoryType] | None = None,
+        tags: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        as_of: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+        fresh: bool = False,
+    ) -> list[SearchHit]:
+        return self._run(
+            self._memory.search(
+                scope, query, k, tiers=tiers, memory_types=memory_types, tags=tags, since=since, until=until,
+                as_of=as_of, options=options, reranker=reranker, fresh=fresh,
+            )
+        )  # fmt: skip
+
+    def index(self) -> int:
+        return self._run(self._memory.index())
+
+    def migrate_embedder(self) -> Iterator[IndexProgress]:
+        progress = self._memory.migrate_embedder()
+        try:
+            while True:
+                try:
+                    yield self._run(_next(progress))
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._run(progress.aclose())

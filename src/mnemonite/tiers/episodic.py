@@ -1,0 +1,147 @@
+"""The episodic tier: raw events under (user, session, agent), read newest first or by salience."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from mnemonite.errors import InvalidInputError, MemoryScopeError, NotFoundError
+from mnemonite.models import ConsolidationRule, Episode, MemoryDelta
+from mnemonite.models.base import Model
+from mnemonite.models.search import SearchFilter, SearchHit
+from mnemonite.salience import RuleBasedScorer, SalienceContext, SalienceScorer
+from mnemonite.scope import Scope
+from mnemonite.search import Reranker, SearchEngine, SearchOptions
+from mnemonite.store import Store
+
+__all__ = ["EpisodicTier", "SalientEpisode", "resolve_scope"]
+
+AfterPut = Callable[[], Awaitable[Any]]
+
+
+class SalientEpisode(Model):
+    """An episode and its salience score in [0, 1]."""
+
+    episode: Episode
+    salience: float
+
+
+def resolve_scope(user: str | Scope, session: str | None = None, agent: str | None = None) -> Scope:
+    """Accept the spec's positional form ``("alice", "S1", "rag")`` or a `Scope`."""
+    if isinstance(user, Scope):
+        if session is not None or agent is not None:
+            raise MemoryScopeError("pass either a Scope or user/session/agent strings, not both")
+        return user
+    return Scope(user=user, session=session, agent=agent)
+
+
+class EpisodicTier:
+    """``mem.episodic``: put episodes, read them back, and consolidate them into deltas."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        track_access: bool,
+        after_put: AfterPut | None = None,
+        scorer: SalienceScorer | None = None,
+        engine: SearchEngine | None = None,
+    ) -> None:
+        self._store = store
+        self._engine = engine or SearchEngine(store)
+        self._track_access = track_access
+        self._after_put = after_put
+        self._scorer: SalienceScorer = scorer or RuleBasedScorer()
+
+    async def put(
+        self, episode: Episode, *, user: str | None = None, session: str | None = None, agent: str | None = None
+    ) -> Episode:
+        """Store one episode under (user, session, agent), given here or carried by the episode."""
+        stored = _with_scope(episode, user, session, agent)
+        assert stored.user is not None and stored.session is not None and stored.agent is not None
+        await self._store.put(stored, user=stored.user, session=stored.session, agent=stored.agent)
+        await self._fire_rules()
+        return stored
+
+    async def put_many(
+        self,
+        episodes: Iterable[Episode],
+        *,
+        user: str | None = None,
+        session: str | None = None,
+        agent: str | None = None,
+    ) -> int:
+        """Store many episodes in one transaction (all or none); returns how many were new."""
+        batch = [_with_scope(e, user, session, agent) for e in episodes]
+        inserted = await self._store.put_many(batch)
+        await self._fire_rules()
+        return inserted
+
+    async def get(self, episode_id: str) -> Episode:
+        """One episode by id, or NotFoundError."""
+        episode = await self._store.get_episode(episode_id)
+        if episode is None:
+            raise NotFoundError(f"no episode with id {episode_id!r}")
+        return episode
+
+    async def recent(
+        self, user: str | Scope, session: str | None = None, agent: str | None = None, *, limit: int = 10
+    ) -> list[Episode]:
+        """The newest episodes of a scope; omitting session, or session and agent, widens the read."""
+        scope = resolve_scope(user, session, agent)
+        episodes = await self._store.recent(scope.user, scope.session, scope.agent, limit=limit)
+        await self._touch(episodes)
+        return episodes
+
+    async def salient(
+        self, scope: Scope, *, limit: int = 10, context: SalienceContext | None = None, candidates: int = 200
+    ) -> list[SalientEpisode]:
+        """The most salient episodes of a scope, best first, scored among the most recently used."""
+        context = context or SalienceContext()
+        pool = await self._store.recent(
+            scope.user, scope.session, scope.agent, limit=max(limit, candidates), order="accessed"
+        )
+        scored = [SalientEpisode(episode=e, salience=await self._scorer.score(e, context)) for e in pool]
+        scored.sort(key=lambda item: item.salience, reverse=True)
+        best = scored[:limit]
+        await self._touch([item.episode for item in best])
+        return best
+
+    async def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid search over this scope's episodes, best first."""
+        flt = SearchFilter(scope=scope, tiers=("episodic",), since=since, until=until)
+        return await self._engine.search(query, flt, k, options=options, reranker=reranker)
+
+    async def consolidate(self, rule: ConsolidationRule) -> list[MemoryDelta]:
+        """Claim the rule's new episodes and return their deltas, for `semantic.apply_delta`.
+
+        The episodes are claimed at once (a rule never sees an episode twice) and the
+        deltas are kept in the delta log until applied: `semantic.apply_pending()`
+        applies any left behind by a crash between the two steps.
+        """
+        return await self._store.consolidate(rule)
+
+    async def _touch(self, episodes: list[Episode]) -> None:
+        if self._track_access and episodes:
+            await self._store.touch_episodes([e.id for e in episodes])
+
+    async def _fire_rules(self) -> None:
+        if self._after_put is not None:
+            await self._after_put()
+
+
+def _with_scope(episode: Episode, user: str | None, session: str | None, agent: str | None) -> Episode:
+    if not isinstance(episode, Episode):
+        raise InvalidInputError(f"expected an Episode, got {type(episode).__name__}")
+    return episode.in_scope(user, session, agent)

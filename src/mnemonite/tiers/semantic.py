@@ -1,0 +1,426 @@
+"""The semantic tier: facts changed only by typed, audited deltas, readable at any point in time."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from mnemonite import conflicts as pipeline
+from mnemonite._time import utcnow
+from mnemonite.conflicts import LocalePack, locale_pack
+from mnemonite.embedding.base import Vectors as Vector
+from mnemonite.embedding.indexer import Indexer
+from mnemonite.errors import ConfigurationError, FactConflictError, InvalidInputError, NotFoundError
+from mnemonite.judge import ConflictJudge
+from mnemonite.models import (
+    AddDelta,
+    DeleteDelta,
+    DeltaRecord,
+    Fact,
+    FactFilter,
+    Lineage,
+    MemoryDelta,
+    NoopDelta,
+    UpdateDelta,
+    parse_delta,
+)
+from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, PurgeRecord
+from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
+from mnemonite.models.search import SearchFilter, SearchHit
+from mnemonite.scope import Scope
+from mnemonite.search import Reranker, SearchEngine, SearchOptions
+from mnemonite.store import Store
+from mnemonite.tokens import TokenCounter, default_counter
+from mnemonite.tracing import span
+
+log = logging.getLogger("mnemonite.conflicts")
+
+AfterWrite = Callable[[], Awaitable[object]]
+
+__all__ = ["SemanticTier"]
+
+
+def fact_scope(scope: Scope) -> tuple[str, str]:
+    if not isinstance(scope, Scope):
+        raise InvalidInputError("scope must be a Scope")
+    if scope.agent is None:
+        raise InvalidInputError("remember needs Scope(user=..., agent=...): a fact belongs to one agent's memory")
+    return scope.user, scope.agent
+
+
+def link_of(item: EntityLink | tuple[str, str] | str) -> EntityLink:
+    """An entity link from ``EntityLink``, ``(entity_id, role)`` or a bare id (role "about")."""
+    if isinstance(item, EntityLink):
+        return item
+    if isinstance(item, str):
+        return EntityLink(entity_id=item)
+    if isinstance(item, tuple) and len(item) == 2:
+        return EntityLink.model_validate({"entity_id": item[0], "role": item[1]})
+    raise InvalidInputError(f"an entity link is (entity_id, role) or an entity id, got {item!r}")
+
+
+def fact_extras(
+    counter: TokenCounter, text: str, entities: Sequence[EntityLink | tuple[str, str] | str], summary: str | None
+) -> dict[str, Any]:
+    """Entity links (validated), summary and token counts of a fact about to be written."""
+    links = list(dict.fromkeys(link_of(item) for item in entities))
+    if summary is not None and not summary.strip():
+        summary = None
+    return {"entities": [link.model_dump() for link in links] or None, "summary": summary,
+            "token_count": counter.count(text),
+            "summary_token_count": counter.count(summary) if summary else None}  # fmt: skip
+
+
+def check_text(text: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInputError("a fact's text must be a non-empty string")
+    if len(text) > pipeline.MAX_FACT_CHARS:
+        raise InvalidInputError(
+            f"a fact's text is {len(text):,} characters; the limit is {pipeline.MAX_FACT_CHARS:,} (store long"
+            " documents as episodes)"
+        )
+    return text.strip()
+
+
+class SemanticTier:
+    """``mem.semantic``: apply deltas, read facts (now, ``as_of`` or ``valid_at``), follow lineage."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        after_write: AfterWrite | None = None,
+        engine: SearchEngine | None = None,
+        indexer: Indexer | None = None,
+        locale: str | LocalePack = "en",
+        thresholds: ConflictThresholds | None = None,
+        judge: ConflictJudge | None = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        self._store = store
+        self._after_write = after_write
+        self._engine = engine or SearchEngine(store)
+        self._indexer = indexer
+        self.locale = locale if isinstance(locale, LocalePack) else locale_pack(locale)
+        self.thresholds = thresholds or ConflictThresholds()
+        self.judge = judge
+        self.counter = counter or default_counter()
+
+    # -- remember: the five-stage conflict pipeline ------------------------------------------
+
+    async def remember_with_decision(
+        self,
+        scope: Scope,
+        text: str,
+        *,
+        memory_type: MemoryType = "fact",
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        tags: Sequence[str] = (),
+        valid_from: datetime | None = None,
+        source_episode_ids: Sequence[str] = (),
+        confidence: float = 1.0,
+        entities: Sequence[EntityLink | tuple[str, str] | str] = (),
+        summary: str | None = None,
+        payload: dict[str, Any] | None = None,
+        rule_id: str = "remember",
+        event_date: datetime | None = None,
+        event_date_confidence: EventDateConfidence | None = None,
+    ) -> ConflictDecision:
+        """Decide what a new statement does to memory (supersede, dedup, pending, admit) and apply it.
+
+        One `ConflictDecision` row is logged per call (see `conflicts`); the facts change through
+        the same audited delta path as consolidation (``rule_id`` names the writer in the
+        provenance, ``payload`` is free-form data kept with the fact; ``event_date`` is when the
+        described event happened, with how sure that date is). ``entities`` links the new fact to graph
+        entities of the same scope: ``(entity_id, role)`` pairs (roles: about, by, for, mentions)
+        or bare ids (role "about"). A statement found to duplicate a held fact adds nothing, links
+        included: the held fact is immutable.
+        """
+        user, agent = fact_scope(scope)
+        text = check_text(text)
+        fields = {"memory_type": memory_type, "subject": subject, "predicate": predicate, "object": object,
+                  "tags": list(tags), "valid_from": valid_from, "payload": dict(payload) if payload else None,
+                  "event_date": event_date, "event_date_confidence": event_date_confidence,
+                  **fact_extras(self.counter, text, entities, summary)}  # fmt: skip
+        if not isinstance(rule_id, str) or not rule_id.strip():
+            raise InvalidInputError("rule_id must be a non-empty string")
+        for attempt in (1, 2):
+            try:
+                return await self._remember(user, agent, text, fields, list(source_episode_ids), confidence, rule_id)
+            except FactConflictError:
+                if attempt == 2:
+                    raise
+                log.info("remember: a fact it meant to supersede changed meanwhile; deciding again")
+        raise AssertionError("unreachable")
+
+    async def remember(self, scope: Scope, text: str, **fields: Any) -> Fact:
+        """`remember_with_decision`, returning the fact memory holds afterwards (new, or the duplicate kept)."""
+        decision = await self.remember_with_decision(scope, text, **fields)
+        return await self.get(decision.fact_id)
+
+    async def _remember(
+        self,
+        user: str,
+        agent: str,
+        text: str,
+        fields: dict[str, Any],
+        sources: list[str],
+        confidence: float,
+        rule_id: str = "remember",
+    ) -> ConflictDecision:
+        embedder = self._engine.active
+        if self._indexer is not None:
+            await self._indexer.catch_up(kinds=("fact",))  # every current fact has a vector to compare with
+        exact = await self._store.current_by_hash(user, agent, pipeline.text_hash(text))
+        vector = await embedder.embed(text) if embedder is not None and exact is None else None  # none for a dup
+        neighbours: list[tuple[Fact, float]] = []
+        if vector is not None:
+            neighbours = await self._nearest(user, agent, vector, self.thresholds.top_k)
+        given = (fields["subject"], fields["predicate"], fields["object"])
+        parsed = self.locale.split(text)
+        triple = pipeline.Triple(*given) if given[0] and given[1] and given[2] else parsed
+        same: list[Fact] = []
+        if triple is not None and exact is None:
+            parts = {"subject": triple.subject, "predicate": triple.predicate, "object": triple.object}
+            fields = {**fields, **{key: fields[key] or value for key, value in parts.items()}}
+            same = await self._store.facts(
+                FactFilter(user=user, agent=agent, subject=triple.subject, predicate=triple.predicate)
+            )
+        outcome = pipeline.decide(
+            text,
+            exact=exact,
+            neighbours=neighbours,
+            same_predicate=same,
+            pack=self.locale,
+            thresholds=self.thresholds,
+            triple=triple,
+        )
+        now = utcnow()
+        provenance = {"source_episode_ids": sources, "promotion_ts": now, "rule_id": rule_id,
+                      "confidence": confidence}  # fmt: skip
+        payload = {"text": text, "user": user, "agent": agent, **{k: v for k, v in fields.items() if v is not None},
+                   "status": "pending" if outcome.kind == "pending" else "active"}  # fmt: skip
+        if fields["valid_from"] is None:
+            payload["valid_from"] = now
+        delta: MemoryDelta
+        if outcome.kind == "dedup":
+            delta = NoopDelta(**provenance)
+        elif outcome.kind == "supersede":
+            delta = UpdateDelta(replaces=list(outcome.targets), fact_payload=payload, **provenance)
+        else:
+            delta = AddDelta(fact_payload=payload, **provenance)
+        decision = ConflictDecision(
+            kind=outcome.kind, stage=outcome.stage, zone=outcome.zone, cosine=outcome.cosine, reason=outcome.reason,
+            fact_id=outcome.targets[0] if outcome.kind == "dedup" else "", matched_ids=list(outcome.targets),
+            user=user, agent=agent, candidate_text=text, decided_at=now,
+        )  # fmt: skip
+        with span("memory.conflict") as traced:
+            model = (embedder.model, vector) if embedder is not None and vector is not None else None
+            decision, _, _ = await self._store.remember(delta, decision, model)
+            traced(decision)
+        if self._after_write is not None:
+            await self._after_write()
+        return decision
+
+    async def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
+        """Replace a current fact explicitly: the old one is closed, the new one cites it (SUPERSEDES).
+
+        The new version keeps the old one's entity links unless ``entities=`` is given.
+        """
+        old = await self.get(old_id)
+        if old.superseded_at is not None:
+            raise FactConflictError(f"fact {old_id!r} is {old.status}: only a current fact can be superseded")
+        text = check_text(text)
+        now = utcnow()
+        extras = fact_extras(self.counter, text, fields.pop("entities", old.entities), fields.pop("summary", None))
+        payload = {"text": text, "user": old.user, "agent": old.agent, "valid_from": now,
+                   **{k: v for k, v in {**fields, **extras}.items() if v is not None}}  # fmt: skip
+        delta = UpdateDelta(replaces=[old_id], fact_payload=payload, source_episode_ids=[], promotion_ts=now,
+                            rule_id="supersede", confidence=1.0)  # fmt: skip
+        decision = ConflictDecision(
+            kind="supersede", stage="explicit", reason="supersede() called", fact_id="", matched_ids=[old_id],
+            user=old.user, agent=old.agent, candidate_text=text, decided_at=now,
+        )  # fmt: skip
+        with span("memory.conflict") as traced:
+            decision, _, _ = await self._store.remember(delta, decision)
+            traced(decision)
+        if self._after_write is not None:
+            await self._after_write()
+        return await self.get(decision.fact_id)
+
+    async def forget(self, fact_id: str) -> Fact:
+        """Soft-delete a current fact: it stops being believed now, and stays for ``as_of`` replay."""
+        fact = await self.get(fact_id)
+        if fact.superseded_at is not None:
+            raise FactConflictError(f"fact {fact_id!r} is already {fact.status}")
+        delta = DeleteDelta(replaces=[fact_id], source_episode_ids=[], promotion_ts=utcnow(), rule_id="forget",
+                            confidence=1.0)  # fmt: skip
+        await self._store.apply_deltas([delta])
+        return await self.get(fact_id)
+
+    async def purge(self, fact_id: str, *, reason: str) -> PurgeRecord:
+        """Really remove a fact and every version of its supersede chain (privacy requests).
+
+        Their vectors go too, and the audit rows that held their text are redacted; the
+        `PurgeRecord` (ids, reason, time) is kept. Episodes the facts were promoted from are
+        not touched. Every process's search engine drops its cached facts at its next search
+        (it sees the purge log move), and never returns a purged fact meanwhile (hits are
+        re-read from the database).
+        """
+        if not reason.strip():
+            raise InvalidInputError("purge needs a reason (it is kept in the audit log)")
+        return await self._store.purge(fact_id, reason.strip())
+
+    async def purges(self, user: str) -> list[PurgeRecord]:
+        """The purge audit rows of a user, oldest first."""
+        return await self._store.purges(user)
+
+    async def conflicts(self, scope: Scope, *, fact_id: str | None = None, limit: int = 100) -> list[ConflictDecision]:
+        """The decision log of a scope, oldest first; ``fact_id`` narrows to decisions involving that fact."""
+        return await self._store.conflicts(scope.user, scope.agent, limit=limit, fact_id=fact_id)
+
+    async def resolve_pending(self, scope: Scope, judge: ConflictJudge | None = None) -> list[ConflictDecision]:
+        """Ask the judge about every pending fact of the scope; each verdict is applied and logged.
+
+        A judge that fails on one fact leaves it pending (logged) and goes on with the rest.
+        """
+        judge = judge or self.judge
+        if judge is None:
+            raise InvalidInputError("no judge: pass one, or set it on the tier (mem.semantic.judge = ...)")
+        decisions = []
+        for fact in await self.facts(scope, status="pending", limit=100_000):
+            others = await self._candidates_for(fact)
+            with span("memory.conflict") as traced:
+                try:
+                    verdict = await judge.judge(fact, others)
+                    decision = await self._store.resolve_pending(fact, verdict)
+                except (InvalidInputError, ConfigurationError, FactConflictError) as error:
+                    log.warning("judge: fact %s stays pending: %s", fact.id, error)
+                    continue
+                traced(decision)
+            decisions.append(decision)
+        if decisions and self._after_write is not None:
+            await self._after_write()
+        return decisions
+
+    async def _candidates_for(self, fact: Fact) -> list[Fact]:
+        """The current facts a pending one was found close to."""
+        embedder = self._engine.active
+        if embedder is None:
+            return []
+        nearest = await self._nearest(fact.user, fact.agent, await embedder.embed(fact.text), self.thresholds.top_k + 1)
+        return [other for other, _ in nearest if other.id != fact.id]
+
+    async def _nearest(self, user: str, agent: str, vector: Vector, k: int) -> list[tuple[Fact, float]]:
+        """The ``k`` current facts of (user, agent) closest to ``vector``, with their cosine."""
+        flt = SearchFilter(scope=Scope(user=user, agent=agent), tiers=("semantic",))
+        nearest = await self._engine.nearest("fact", flt, vector, k)
+        return [(fact, cos) for fact, cos in nearest if isinstance(fact, Fact)]
+
+    async def apply_delta(self, delta: MemoryDelta | dict[str, object]) -> DeltaRecord:
+        """Validate and apply one delta atomically; applying the same ``delta_id`` again changes nothing."""
+        return (await self.apply_deltas([delta]))[0]
+
+    async def apply_deltas(self, deltas: Iterable[MemoryDelta | dict[str, object]]) -> list[DeltaRecord]:
+        """Apply several deltas in order, in one transaction: all of them or none."""
+        records = await self._store.apply_deltas([parse_delta(d) for d in deltas])
+        if self._after_write is not None:
+            await self._after_write()
+        return records
+
+    async def apply_pending(self) -> list[DeltaRecord]:
+        """Apply the deltas consolidation emitted that were never applied (e.g. after a crash).
+
+        One that cannot be applied is recorded as rejected, with the reason, and the rest go on.
+        """
+        pending = await self._store.delta_log(rule_id=None, pending=True, limit=100_000)
+        records = await self._store.apply_deltas([record.delta for record in pending], reject_conflicts=True)
+        if self._after_write is not None:
+            await self._after_write()
+        return records
+
+    async def search(
+        self,
+        scope: Scope,
+        query: str,
+        k: int = 10,
+        *,
+        as_of: datetime | None = None,
+        memory_types: Sequence[MemoryType] | None = None,
+        tags: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        options: SearchOptions | None = None,
+        reranker: Reranker | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid search over this scope's facts (current ones, or as of a moment), best first."""
+        flt = SearchFilter.model_validate(
+            {
+                "scope": scope,
+                "tiers": ("semantic",),
+                "memory_types": memory_types,
+                "tags": tags,
+                "since": since,
+                "until": until,
+                "as_of": as_of,
+            }
+        )
+        return await self._engine.search(query, flt, k, options=options, reranker=reranker)
+
+    async def facts(
+        self,
+        user: str | Scope,
+        agent: str | None = None,
+        *,
+        as_of: datetime | None = None,
+        valid_at: datetime | None = None,
+        status: FactStatus | None = None,
+        subject: str | None = None,
+        predicate: str | None = None,
+        channel: str | None = None,
+        limit: int = 100,
+    ) -> list[Fact]:
+        """Facts of a (user, agent), newest first; ``agent=None`` widens to all agents.
+
+        ``as_of`` (system time) replays what memory believed then; ``valid_at`` (world time)
+        asks what held then, superseded history included.
+        """
+        if isinstance(user, Scope):
+            agent = user.agent if agent is None else agent
+            user = user.user
+        Scope(user=user, agent=agent)
+        query = FactFilter(
+            user=user,
+            agent=agent,
+            as_of=as_of,
+            valid_at=valid_at,
+            status=status,
+            subject=subject,
+            predicate=predicate,
+            channel=channel,
+            limit=limit,
+        )
+        return await self._store.facts(query)
+
+    async def get(self, fact_id: str) -> Fact:
+        """One fact by id, whatever its status, or NotFoundError."""
+        fact = await self._store.get_fact(fact_id)
+        if fact is None:
+            raise NotFoundError(f"no fact with id {fact_id!r}")
+        return fact
+
+    async def history(self, fact_id: str) -> list[Fact]:
+        """Every version in the fact's supersede chain, oldest first, with validity intervals."""
+        return await self._store.history(fact_id)
+
+    async def lineage(self, fact_id: str) -> list[Lineage]:
+        """The lineage edges (SUPERSEDES, CONSOLIDATES) touching a fact."""
+        return await self._store.lineage(fact_id)
+
+    async def deltas(self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100) -> list[DeltaRecord]:
+        """The audit log of deltas, oldest first; ``pending=True`` lists emitted but unapplied ones."""
+        return await self._store.delta_log(rule_id=rule_id, pending=pending, limit=limit)
