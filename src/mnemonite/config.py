@@ -32,6 +32,8 @@ class MemoryConfig(Model):
       ``Memory.open(embedder=...)`` takes any `Embedder` instead.
     - ``embedder_strategy``: what to do when the embedder changes (see `mnemonite.embedding.registry`).
     - ``index_in_background``: embed new records after each write without blocking it.
+    - ``index_on_close``: `Memory.close` embeds the records still waiting for a vector first, so the
+      next process finds them by meaning at once (``close(finish_indexing=False)`` skips it once).
     - ``search``: the default `SearchOptions` (fusion weights, boosts).
     - ``locale``: the locale pack `semantic.remember` reads change markers and predicates from
       (``"en"`` ships; `define_locale_pack` adds more).
@@ -49,6 +51,7 @@ class MemoryConfig(Model):
     embedder: Literal["default", "none"] = "default"
     embedder_strategy: Literal["lock-on-first", "multi-active", "auto-migrate"] = "lock-on-first"
     index_in_background: bool = True
+    index_on_close: bool = True
     search: SearchOptions = Field(default_factory=SearchOptions)
     locale: str = Field(default="en", min_length=1)
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
@@ -57,7 +60,7 @@ class MemoryConfig(Model):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:
         """Read ``MNEMONITE_URL``, ``_TRACK_ACCESS``, ``_CONSOLIDATE_ON_PUT``, ``_INDEX_IN_BACKGROUND``,
-        ``_EMBEDDER`` and ``_EMBEDDER_STRATEGY`` (all prefixed ``MNEMONITE``)."""
+        ``_INDEX_ON_CLOSE``, ``_EMBEDDER`` and ``_EMBEDDER_STRATEGY`` (all prefixed ``MNEMONITE``)."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         if "MNEMONITE_URL" in env:
@@ -66,6 +69,7 @@ class MemoryConfig(Model):
             ("track_access", "MNEMONITE_TRACK_ACCESS"),
             ("consolidate_on_put", "MNEMONITE_CONSOLIDATE_ON_PUT"),
             ("index_in_background", "MNEMONITE_INDEX_IN_BACKGROUND"),
+            ("index_on_close", "MNEMONITE_INDEX_ON_CLOSE"),
         ):
             if key in env:
                 values[name] = _flag(key, env[key])
