@@ -116,7 +116,7 @@ class Memory:
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.close()
+        await self.close(finish_indexing=False if error is not None else None)  # a failure is not kept waiting
 
     async def health(self, *, deep: bool = False) -> StoreHealth:
         """Counts and schema version of the store, and how many records wait for a vector;

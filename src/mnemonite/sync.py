@@ -414,7 +414,7 @@ class SyncMemory:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
+        self.close(finish_indexing=False if error is not None else None)
 
     def health(self, *, deep: bool = False) -> StoreHealth:
         return self._run(self._memory.health(deep=deep))
