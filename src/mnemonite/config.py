@@ -14,7 +14,7 @@ from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import ConflictThresholds
 from mnemonite.salience import SalienceConfig
-from mnemonite.search.hybrid import SearchOptions
+from mnemonite.search.hybrid import CACHE_BYTES, SearchOptions
 
 DEFAULT_URL = "sqlite:///mnemonite.db"
 _TRUE = {"1", "true", "yes", "on"}
@@ -35,6 +35,8 @@ class MemoryConfig(Model):
     - ``index_on_close``: `Memory.close` embeds the records still waiting for a vector first, so the
       next process finds them by meaning at once (``close(finish_indexing=False)`` skips it once).
     - ``search``: the default `SearchOptions` (fusion weights, boosts).
+    - ``search_cache_bytes``: the memory the search engine may keep per process for users' in-memory
+      full-text indexes and vectors, least recently used out first (the user being searched stays).
     - ``locale``: the locale pack `semantic.remember` reads change markers and predicates from
       (``"en"`` ships; `define_locale_pack` adds more).
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
@@ -53,6 +55,7 @@ class MemoryConfig(Model):
     index_in_background: bool = True
     index_on_close: bool = True
     search: SearchOptions = Field(default_factory=SearchOptions)
+    search_cache_bytes: int = Field(default=CACHE_BYTES, ge=0)
     locale: str = Field(default="en", min_length=1)
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)

@@ -51,7 +51,7 @@ class Memory:
         self.config = config
         self._store = store
         self._indexer = Indexer(store, readers[0]) if readers else None
-        self._engine = SearchEngine(store, readers, config.search)
+        self._engine = SearchEngine(store, readers, config.search, cache_bytes=config.search_cache_bytes)
         self.episodic = EpisodicTier(
             store, track_access=config.track_access, after_put=self._after_put, scorer=scorer, engine=self._engine
         )

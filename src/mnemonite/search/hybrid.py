@@ -17,13 +17,17 @@ query) applied to those; every candidate is re-checked against the filter before
 returned, so nothing changed since it was cached can leak through. A store that ranks
 vectors itself (`VectorSearchStore`: PostgreSQL with pgvector's HNSW index) is asked for
 the vector candidates instead, so app servers keep no vectors in memory.
+
+Search reads its writes. When the indexer lags, a search embeds the records of its scope
+that have no vector yet if few wait (``embed_pending``), else the best full-text candidates
+among them (``embed_head``), and stores those vectors; a candidate still without one is
+fused at its full-text rank (`impute_by_rank`), so lag never ranks below full text alone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -41,6 +45,7 @@ from mnemonite.salience import RuleBasedScorer, SalienceContext
 from mnemonite.scope import Scope
 from mnemonite.search import ann
 from mnemonite.search import query as q
+from mnemonite.search.cache import ByteBoundedCache
 from mnemonite.search.fusion import impute_by_rank, linear_fusion, rrf_fusion
 from mnemonite.search.lexical import Column, LexicalIndex, positions
 from mnemonite.search.rerank import Reranker
@@ -55,7 +60,7 @@ log = logging.getLogger("mnemonite.search")
 
 ANN_MIN_ROWS = 50_000
 ANN_BATCH = 2_000  # new rows searched exactly until this many wait to join the graph
-CACHED_USERS = 16
+CACHE_BYTES = 512 * 2**20  # per process; see `ByteBoundedCache`
 NEIGHBOURED = 50  # the head whose timeline neighbours get a share of its scores
 
 
@@ -66,6 +71,10 @@ class _Vectors:
         self.position = 0
         self.seqs = Column(np.int64)
         self.matrix = Column(np.float32, dimensions)
+
+    @property
+    def nbytes(self) -> int:
+        return self.seqs.nbytes + self.matrix.nbytes
 
 
 @dataclass
@@ -79,6 +88,11 @@ class _UserIndex:
     approximate: dict[str, list[ann.AnnIndex]] = field(default_factory=dict)  # per model: main graph, newer rows
     building: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     sources: dict[Scope, tuple[int, list[str]]] = field(default_factory=dict)  # scope -> (text position, names)
+
+    def nbytes(self) -> int:
+        """About the memory held: texts' postings, vectors, graphs (source names and overhead: ~1 KB)."""
+        graphs = sum(graph.nbytes for graphs in self.approximate.values() for graph in graphs)
+        return 1024 + self.lexical.nbytes + sum(v.nbytes for v in self.vectors.values()) + graphs
 
 
 @dataclass
@@ -149,11 +163,20 @@ class SearchOptions(Model):
 class SearchEngine:
     """Searches a store with the embedders whose vectors it may read (the first is the active one)."""
 
-    def __init__(self, store: Store, readers: Sequence[Embedder] = (), options: SearchOptions | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        readers: Sequence[Embedder] = (),
+        options: SearchOptions | None = None,
+        *,
+        cache_bytes: int = CACHE_BYTES,
+    ) -> None:
         self._store = store
         self._readers = list(readers)
         self.options = options or SearchOptions()
-        self._users: OrderedDict[tuple[RecordKind, str], _UserIndex] = OrderedDict()
+        self._users: ByteBoundedCache[tuple[RecordKind, str], _UserIndex] = ByteBoundedCache(
+            cache_bytes, _UserIndex.nbytes
+        )
         self._purged = 0  # the purge log's position when the caches were last checked against it
         self._scorer = RuleBasedScorer()
         self._ranker = store if isinstance(store, VectorSearchStore) else None  # ranks vectors in the store
@@ -195,6 +218,7 @@ class SearchEngine:
             hits = [h.model_copy(update={"reranked": True}) for h in head] + hits[opts.rerank_depth :]
         if opts.salience_weight > 0:
             hits = await self._weigh_salience(hits, opts.salience_weight)
+        self._users.settle((KIND_OF_TIER[tier], flt.scope.user) for tier in flt.tiers)
         return hits[:k]
 
     @staticmethod
@@ -225,6 +249,7 @@ class SearchEngine:
         index = await self._user(kind, flt.scope.user)
         position = await self._store.index_position(kind, embedder.model)
         seqs, matrix = await self._vectors(kind, index, embedder.model, embedder.dimensions, position)
+        self._users.settle([(kind, flt.scope.user)])
         scores = matrix @ vector
         for wide in (8 * k, None):
             if wide is None:
@@ -253,7 +278,7 @@ class SearchEngine:
         models = [r.model for r in readers]
         last, purged, indexed = await self._store.positions(kind, models)
         if purged != self._purged:  # facts were removed for good (here or by another process): forget them
-            self._users = OrderedDict((key, index) for key, index in self._users.items() if key[0] != "fact")
+            self._users.drop(lambda key: key[0] != "fact")
             self._purged = purged
         index = await self._user(kind, flt.scope.user)
         allowed = await self._store.selected(kind, flt) if _narrows(kind, flt) else None
@@ -396,14 +421,7 @@ class SearchEngine:
 
     async def _user(self, kind: RecordKind, user: str) -> _UserIndex:
         """The user's cached index (created empty; texts and vectors are read in by the callers)."""
-        key = (kind, user)
-        index = self._users.get(key)
-        if index is None:
-            index = self._users[key] = _UserIndex(user)
-            while len(self._users) > CACHED_USERS:
-                self._users.popitem(last=False)
-        self._users.move_to_end(key)
-        return index
+        return self._users.get((kind, user), lambda: _UserIndex(user))
 
     async def _sources(self, index: _UserIndex, flt: SearchFilter, position: int) -> list[str]:
         """The scope's source names (speakers, tools), read again only when new episodes arrived."""
