@@ -29,7 +29,8 @@ EXPORTS = {
     "LocalePack", "OpenAIJudge", "PurgeRecord", "define_locale_pack", "BudgetConfig", "Edge", "Entity",
     "EntityConflictError", "EntityContext", "EntityLink", "GraphMemory", "GraphStats", "RecallOptions",
     "SalienceConfig", "ScoredFact", "TokenCounter", "allocate_memory_budget", "boost_salience", "combine_scores",
-    "compute_salience", "rank_by_salience", "StoreUnavailableError",
+    "compute_salience", "rank_by_salience", "StoreUnavailableError", "AmbiguousIdError", "DatabaseNotFoundError",
+    "NotADatabaseError",
 }  # fmt: skip
 
 

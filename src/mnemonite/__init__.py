@@ -10,8 +10,10 @@ from mnemonite.conflicts import LocalePack, define_locale_pack
 from mnemonite.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
 from mnemonite.embedding.indexer import IndexProgress
 from mnemonite.errors import (
+    AmbiguousIdError,
     ConfigurationError,
     ConsolidationRuleError,
+    DatabaseNotFoundError,
     DeltaValidationError,
     EmbedderMismatchError,
     EmbeddingError,
@@ -22,6 +24,7 @@ from mnemonite.errors import (
     MemoryScopeError,
     MigrationNotSupported,
     MnemoniteError,
+    NotADatabaseError,
     NotFoundError,
     SchemaVersionError,
     StoreError,
@@ -74,6 +77,9 @@ from mnemonite.tokens import TokenCounter
 __version__ = "0.1.0"
 
 __all__ = [
+    "AmbiguousIdError",
+    "DatabaseNotFoundError",
+    "NotADatabaseError",
     "AddDelta",
     "BudgetConfig",
     "ConfigurationError",

@@ -50,7 +50,7 @@ async def copy_memory(
     """
     if source_url == destination_url:
         raise InvalidInputError("the source and destination of a copy must differ")
-    source = await open_store(source_url)
+    source = await open_store(source_url, create=False)
     try:
         destination = await open_store(destination_url)
         try:

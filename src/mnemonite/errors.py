@@ -6,7 +6,8 @@ Every error mnemonite raises on purpose derives from :class:`MnemoniteError`, so
     MnemoniteError
     ├── ConfigurationError          bad URL, unknown backend, bad option
     ├── InvalidInputError           a value failed validation at the API boundary
-    │   └── DeltaValidationError    a MemoryDelta is malformed (missing provenance, unknown kind)
+    │   ├── DeltaValidationError    a MemoryDelta is malformed (missing provenance, unknown kind)
+    │   └── AmbiguousIdError        an id prefix matches several records
     ├── MemoryScopeError            an empty or inconsistent (user, session, agent) scope
     ├── ConsolidationRuleError      a malformed rule: cadence, cron, when_filter
     ├── FactConflictError           `replaces` cannot be resolved to exactly one active fact
@@ -17,6 +18,8 @@ Every error mnemonite raises on purpose derives from :class:`MnemoniteError`, so
     │   └── EmbedderMismatchError   a different embedder than the one the vectors were made with
     └── StoreError                  the database refused or is unusable
         ├── StoreUnavailableError   the database cannot be reached (down, restarting, network)
+        ├── DatabaseNotFoundError   opened with create=False, and there is no database there
+        ├── NotADatabaseError       the file exists but is not a SQLite database
         ├── MigrationNotSupported   a migration other than "add a nullable column"
         └── SchemaVersionError      the database was written by a newer mnemonite
 
@@ -27,6 +30,8 @@ own ``ValidationError`` when raised from a validator, and the caller would lose 
 from __future__ import annotations
 
 __all__ = [
+    "AmbiguousIdError",
+    "DatabaseNotFoundError",
     "ConfigurationError",
     "ConsolidationRuleError",
     "DeltaValidationError",
@@ -39,6 +44,7 @@ __all__ = [
     "MemoryScopeError",
     "MnemoniteError",
     "MigrationNotSupported",
+    "NotADatabaseError",
     "NotFoundError",
     "SchemaVersionError",
     "StoreError",
@@ -60,6 +66,10 @@ class InvalidInputError(MnemoniteError):
 
 class DeltaValidationError(InvalidInputError):
     """A MemoryDelta is malformed: missing provenance, unknown kind, bad payload."""
+
+
+class AmbiguousIdError(InvalidInputError):
+    """An id prefix matches more than one record; give more characters."""
 
 
 class MemoryScopeError(MnemoniteError):
@@ -103,6 +113,14 @@ class StoreUnavailableError(StoreError):
 
     Idempotent writes are retried first (see the store's ``retries``); this is raised when they ran out.
     """
+
+
+class DatabaseNotFoundError(StoreError):
+    """There is no database at the URL, and it was opened with ``create=False`` (nothing was created)."""
+
+
+class NotADatabaseError(StoreError):
+    """The file at the URL exists but is not a SQLite database (or is encrypted or corrupt)."""
 
 
 class MigrationNotSupported(StoreError):

@@ -22,6 +22,7 @@ from mnemonite.salience import SalienceScorer
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store, open_store
+from mnemonite.store.sql_ids import IdKind
 from mnemonite.tiers import EpisodicTier, SemanticTier
 
 __all__ = ["Memory"]
@@ -74,8 +75,12 @@ class Memory:
         scorer: SalienceScorer | None = None,
         embedder: Embedder | object | None = _DEFAULT,
         previous_embedders: Sequence[Embedder] = (),
+        create: bool = True,
     ) -> Memory:
         """Open (creating if needed) the memory at ``url``; with no arguments, ``./mnemonite.db``.
+
+        ``url`` may be a bare SQLite path (``./m.db``). ``create=False`` opens only an existing
+        database and raises `DatabaseNotFoundError` otherwise, creating nothing.
 
         ``embedder`` defaults to the packaged offline model (``config.embedder="none"`` or
         ``embedder=None`` for full-text search only).
@@ -84,7 +89,7 @@ class Memory:
         if url is not None:
             config = config.model_copy(update={"url": url})
         locale_pack(config.locale)  # an unknown locale fails before anything is opened
-        store = await open_store(config.url)
+        store = await open_store(config.url, create=create)
         try:
             chosen = _embedder(config, embedder)
             readers = (
@@ -125,6 +130,13 @@ class Memory:
         if self._indexer is None:
             return health
         return health.model_copy(update={"pending_embeddings": await self._indexer.pending()})
+
+    async def resolve_id(self, kind: IdKind, prefix: str) -> str:
+        """The full id of the one episode, fact, entity or rule whose id is or starts with ``prefix``.
+
+        Raises `NotFoundError` when none matches and `AmbiguousIdError` (listing a few) when several do.
+        """
+        return await self._store.resolve_id(kind, prefix)
 
     async def migrate(self, plan: MigrationPlan) -> None:
         """Apply a schema migration (adding nullable columns only)."""

@@ -45,6 +45,7 @@ from mnemonite.models.search import SearchHit, Tier
 from mnemonite.salience import SalienceContext, SalienceScorer
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
+from mnemonite.store.sql_ids import IdKind
 from mnemonite.tiers import EpisodicTier, SalientEpisode, SemanticTier
 
 __all__ = ["SyncMemory"]
@@ -393,11 +394,17 @@ class SyncMemory:
         scorer: SalienceScorer | None = None,
         embedder: Embedder | object | None = _DEFAULT,
         previous_embedders: Sequence[Embedder] = (),
+        create: bool = True,
     ) -> SyncMemory:
         loop = _Loop()
         try:
             opened = Memory.open(
-                url, config=config, scorer=scorer, embedder=embedder, previous_embedders=previous_embedders
+                url,
+                config=config,
+                scorer=scorer,
+                embedder=embedder,
+                previous_embedders=previous_embedders,
+                create=create,
             )
             return cls(loop.run(opened), loop)
         except BaseException:
@@ -418,6 +425,9 @@ class SyncMemory:
 
     def health(self, *, deep: bool = False) -> StoreHealth:
         return self._run(self._memory.health(deep=deep))
+
+    def resolve_id(self, kind: IdKind, prefix: str) -> str:
+        return self._run(self._memory.resolve_id(kind, prefix))
 
     def migrate(self, plan: MigrationPlan) -> None:
         return self._run(self._memory.migrate(plan))

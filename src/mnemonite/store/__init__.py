@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemonite.errors import ConfigurationError
+from mnemonite.errors import ConfigurationError, DatabaseNotFoundError
 from mnemonite.store.base import FactStore, MemoryStore, Store
 from mnemonite.store.sqlite import SQLiteMemoryStore
 
-__all__ = ["FactStore", "MemoryStore", "SQLiteMemoryStore", "Store", "open_store", "sqlite_path"]
+__all__ = ["FactStore", "MemoryStore", "SQLiteMemoryStore", "Store", "memory_url", "open_store", "sqlite_path"]
 
 
 def sqlite_path(url: str) -> Path | str:
@@ -21,10 +21,30 @@ def sqlite_path(url: str) -> Path | str:
     return Path(rest[1:])
 
 
-async def open_store(url: str) -> Store:
-    """Open and bootstrap the store a URL names."""
+def memory_url(text: str) -> str:
+    """A memory URL from a URL or a bare SQLite path: ``m.db``, ``./m.db`` and ``/tmp/m.db`` become
+    ``sqlite:///m.db``, ``sqlite:///./m.db`` and ``sqlite:////tmp/m.db``; URLs are returned as they are."""
+    if "://" in text or text == "":
+        return text
+    return f"sqlite:///{text}"
+
+
+def _sqlite_target(url: str, *, create: bool) -> Path | str:
+    path = sqlite_path(url)
+    if not create and path != ":memory:" and not Path(path).is_file():
+        raise DatabaseNotFoundError(f"no database at {path}: check the path (nothing was created)")
+    return path
+
+
+async def open_store(url: str, *, create: bool = True) -> Store:
+    """Open and bootstrap the store a URL (or a bare SQLite path) names.
+
+    ``create=False`` opens only an existing SQLite file: a missing one raises `DatabaseNotFoundError`
+    and nothing (no file, no folder) is created.
+    """
+    url = memory_url(url)
     if url.startswith("sqlite://"):
-        store = SQLiteMemoryStore(sqlite_path(url))
+        store = SQLiteMemoryStore(_sqlite_target(url, create=create))
         await store.bootstrap()
         return store
     if url.startswith(("postgresql://", "postgres://")):

@@ -31,6 +31,7 @@ from mnemonite.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecor
 from mnemonite.models.fact import FactFilter
 from mnemonite.models.graph import Direction, Edge, Entity, GraphStats, RecallOptions
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
+from mnemonite.store.sql_ids import IdKind
 
 __all__ = ["FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store", "VectorSearchStore"]
 
@@ -55,6 +56,7 @@ class MemoryStore(Protocol):
         order: RecentOrder = "timestamp",
     ) -> list[Episode]: ...
     async def consolidate(self, rule: ConsolidationRule) -> list[MemoryDelta]: ...
+    async def resolve_id(self, kind: IdKind, prefix: str) -> str: ...
 
 
 @runtime_checkable

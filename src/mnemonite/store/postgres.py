@@ -43,6 +43,7 @@ from mnemonite.store.rows import episode_values
 from mnemonite.store.sql import TABLES, PgConnection
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_graph import GraphMethods
+from mnemonite.store.sql_ids import IdMethods
 from mnemonite.store.sql_search import Matrix, SearchMethods
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ def _retried(
     return cast(Callable[Concatenate[S, P], Coroutine[Any, Any, T]], functools.wraps(method)(again))
 
 
-class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
+class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods, IdMethods):
     """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
     that gives no connection within ``timeout`` seconds counts as unreachable.
 

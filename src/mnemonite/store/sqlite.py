@@ -20,7 +20,7 @@ import aiosqlite
 
 from mnemonite._time import to_text, utcnow
 from mnemonite.conflicts import text_hash
-from mnemonite.errors import SchemaVersionError, StoreError
+from mnemonite.errors import NotADatabaseError, SchemaVersionError, StoreError
 from mnemonite.models import (
     ConsolidationRule,
     ConsolidationRun,
@@ -40,6 +40,7 @@ from mnemonite.store.filter_sql import FilterCompiler
 from mnemonite.store.rows import episode_values
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_graph import GraphMethods
+from mnemonite.store.sql_ids import IdMethods
 from mnemonite.store.sql_search import SearchMethods
 
 __all__ = ["SQLiteMemoryStore"]
@@ -52,9 +53,10 @@ SCHEMA_FILES = (
     (5, "005_recent.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
+_BUSY_TIMEOUT_MS = 10_000
 _PRAGMAS = (
     "PRAGMA foreign_keys = ON",
-    "PRAGMA busy_timeout = 10000",
+    f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}",
     "PRAGMA synchronous = NORMAL",
     # 64 MiB page cache: index inserts on a million-row table otherwise miss the default 2 MiB.
     "PRAGMA cache_size = -65536",
@@ -69,7 +71,7 @@ _EPISODE_INSERT = (
 )
 
 
-class SQLiteMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
+class SQLiteMemoryStore(ConflictMethods, SearchMethods, GraphMethods, IdMethods):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
     def __init__(self, path: Path | str = "mnemonite.db") -> None:
@@ -93,10 +95,11 @@ class SQLiteMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
                     worker.daemon = True
                 self._db = await connection
         try:
-            for pragma in _PRAGMAS:
-                await self._db.execute(pragma)
-            await self._db.create_function("mnemonite_text_hash", 1, text_hash, deterministic=True)
-            await self._db.execute("PRAGMA journal_mode = WAL")
+            with _translated(self.path):
+                for pragma in _PRAGMAS:
+                    await self._db.execute(pragma)
+                await self._db.create_function("mnemonite_text_hash", 1, text_hash, deterministic=True)
+                await self._db.execute("PRAGMA journal_mode = WAL")
             async with self._write() as db:
                 await self._upgrade(db)
         except BaseException:
@@ -133,7 +136,7 @@ class SQLiteMemoryStore(ConflictMethods, SearchMethods, GraphMethods):
         async with self._lock:
             if self._db is None:
                 raise StoreError("the store is not open: call bootstrap() (Memory.open does) first")
-            with _translated():
+            with _translated(self.path):
                 yield self._db
 
     @asynccontextmanager
@@ -318,12 +321,26 @@ def _schema_statements(name: str) -> list[str]:
 
 
 @contextmanager
-def _translated() -> Iterator[None]:
+def _translated(path: Path | str | None = None) -> Iterator[None]:
     """Translate driver errors into StoreError at the boundary (httpx's pattern)."""
     try:
         yield
+    except sqlite3.DatabaseError as error:
+        raise _typed(error, path) from error
     except sqlite3.Error as error:
         raise StoreError(f"SQLite: {error}") from error
+
+
+def _typed(error: sqlite3.DatabaseError, path: Path | str | None) -> StoreError:
+    text = str(error)
+    if "file is not a database" in text:
+        return NotADatabaseError(f"{path or 'the file'} is not a SQLite database (SQLite: {text})")
+    if "locked" in text or "busy" in text:
+        seconds = _BUSY_TIMEOUT_MS // 1000
+        return StoreError(
+            f"SQLite: {text}: another connection held the write lock longer than the busy timeout ({seconds} s)"
+        )
+    return StoreError(f"SQLite: {text}")
 
 
 async def _scalars(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...]:
