@@ -62,17 +62,17 @@ def test_record_recent_consolidate_facts_health(db: list[str]) -> None:
         *db,
     )
     invoke("record", "thanks", "-u", "alice", "-s", "S2", "-a", "rag", "--meta", "intent=noop", *db)
-    lines = invoke("recent", "-u", "alice", "--json", *db).strip().splitlines()
+    lines = invoke("recent", "-u", "alice", "--nl", *db).strip().splitlines()
     assert [json.loads(line)["id"] for line in lines][:1] == ["e2"] and len(lines) == 3
     invoke("rules", "add", "nightly", "--filter", "metadata.intent != 'noop'", *db)
     assert "nightly" in invoke("rules", "list", *db)
     out = invoke("consolidate", "nightly", *db)
-    assert "'add': 1" in out and "'update': 1" in out
-    facts = [json.loads(line) for line in invoke("facts", "-u", "alice", "--json", *db).strip().splitlines()]
+    assert "add 1, update 1" in out
+    facts = json.loads(invoke("facts", "-u", "alice", "--json", *db))
     assert [f["text"] for f in facts] == ["I moved to Rome"]
-    chain = invoke("history", facts[0]["id"], *db).strip().splitlines()
-    assert [json.loads(line)["status"] for line in chain] == ["superseded", "active"]
-    assert len(invoke("deltas", *db).strip().splitlines()) == 2
+    chain = json.loads(invoke("history", facts[0]["id"][:10], "--json", *db))
+    assert [fact["status"] for fact in chain] == ["superseded", "active"]
+    assert len(json.loads(invoke("deltas", "--json", *db))) == 2
     health = json.loads(invoke("health", "--json", "--deep", *db))
     assert health["integrity"] == "ok"
     assert (health["fragment_count"], health["fact_count"], health["rule_count"]) == (3, 2, 1)
@@ -82,15 +82,15 @@ def test_record_recent_consolidate_facts_health(db: list[str]) -> None:
 
 def test_errors_are_reported_not_raised(db: list[str]) -> None:
     result = runner.invoke(app, ["rules", "add", "bad", "--cron", "not a cron", *db])
-    assert result.exit_code == 2 and "ConsolidationRuleError" in result.output
+    assert result.exit_code == 1 and "cron" in result.stderr
     result = runner.invoke(app, ["rules", "add", "evil", "--filter", "1=1; DROP TABLE episodes", *db])
-    assert result.exit_code == 2 and "';'" in result.output
+    assert result.exit_code == 1 and "';'" in result.stderr
     result = runner.invoke(app, ["record", "x", "-u", "a", "-s", "s", "-a", "g", "--timestamp", "2024-01-01", *db])
-    assert result.exit_code != 0 and "timezone" in result.output
+    assert result.exit_code == 2 and "timezone" in result.stderr
     result = runner.invoke(app, ["record", "x", "-u", " ", "-s", "s", "-a", "g", *db])
-    assert result.exit_code == 2 and "MemoryScopeError" in result.output
+    assert result.exit_code == 1 and result.stderr.startswith("error: ") and "user" in result.stderr
     result = runner.invoke(app, ["consolidate", "nope", *db])
-    assert result.exit_code == 2 and "NotFoundError" in result.output
+    assert result.exit_code == 1 and result.stderr.startswith("error: no rule")
 
 
 def test_migrate_from_a_plan_file(db: list[str], tmp_path: Path) -> None:
@@ -99,7 +99,7 @@ def test_migrate_from_a_plan_file(db: list[str], tmp_path: Path) -> None:
     invoke("migrate", str(plan), *db)
     plan.write_text(json.dumps({"version": 3, "ops": [{"op": "drop_column", "table": "facts", "column": "text"}]}))
     result = runner.invoke(app, ["migrate", str(plan), *db])
-    assert result.exit_code == 2 and "MigrationNotSupported" in result.output
+    assert result.exit_code == 1 and "drop_column" in result.stderr
 
 
 def test_demo_runs_on_a_real_file(tmp_path: Path) -> None:
@@ -116,12 +116,9 @@ def test_demo_runs_on_a_real_file(tmp_path: Path) -> None:
 def test_search_index_and_migrate_embedder(db: list[str]) -> None:
     invoke("record", "I adore hiking in the Dolomites", "-u", "al", "-s", "s", "-a", "x", "--id", "hike", *db)
     invoke("record", "Tax forms are due on Friday", "-u", "al", "-s", "s", "-a", "x", "--id", "tax", *db)
-    hits = [
-        json.loads(line)
-        for line in invoke("search", "mountain holidays", "-u", "al", "--fresh", "--json", *db).splitlines()
-    ]
+    hits = json.loads(invoke("search", "mountain holidays", "-u", "al", "--fresh", "--json", *db))
     assert hits[0]["record"]["id"] == "hike" and hits[0]["vector_rank"] == 1
-    assert "embedded 0 records" in invoke("index", *db)
+    assert json.loads(invoke("index", "--json", *db)) == {"embedded": 0}
     assert "complete" in invoke("migrate-embedder", *db)
     result = runner.invoke(app, ["search", " ", "-u", "al", *db])
     assert result.exit_code != 0 and "non-empty" in result.output
@@ -131,11 +128,11 @@ def test_remember_conflicts_forget_purge(db: list[str]) -> None:
     assert "admit" in invoke("remember", "I live in Berlin", "-u", "alex", "-a", "a", *db)
     moved = invoke("remember", "I just moved to Lisbon", "-u", "alex", "-a", "a", *db)
     assert "supersede" in moved and "supersedes" in moved
-    log = [json.loads(line) for line in invoke("conflicts", "-u", "alex", *db).splitlines()]
+    log = [json.loads(line) for line in invoke("conflicts", "-u", "alex", "--nl", *db).splitlines()]
     assert [d["kind"] for d in log] == ["admit", "supersede"]
     new_id = log[1]["fact_id"]
-    assert "forgot" in invoke("forget", new_id, *db)
-    assert "purged 2 fact version(s)" in invoke("purge", new_id, "--reason", "erasure request", *db)
+    assert "forgot" in invoke("forget", new_id[:8], *db)
+    assert "purged 2 fact version(s)" in invoke("purge", new_id[:8], "--reason", "erasure request", *db)
     assert "Lisbon" not in invoke("conflicts", "-u", "alex", *db)
 
 
@@ -146,11 +143,12 @@ def test_graph_entities_relations_neighbors_context(db: list[str]) -> None:
     invoke("graph", "add", "Lyon", "--type", "city", *who)
     assert "Alice WORKS_AT Acme" in invoke("graph", "relate", "alice", "WORKS_AT", "Acme", *who)
     invoke("graph", "relate", "Acme", "LOCATED_IN", "Lyon", *who)
-    walk = invoke("graph", "neighbors", "Alice", "--depth", "2", *who).splitlines()
-    assert walk == ["0  Alice WORKS_AT Acme", "1  Acme LOCATED_IN Lyon"]
-    assert invoke("graph", "neighbors", "Alice", "--direction", "in", *who) == ""
+    walk = invoke("graph", "neighbors", "Alice", "--depth", "2", "--csv", *who).splitlines()
+    assert [line.split(",")[-1] for line in walk] == ["depth", "0", "1"]
+    assert "Acme" in invoke("graph", "neighbors", "Alice", "--depth", "2", *who)
+    assert json.loads(invoke("graph", "neighbors", "Alice", "--direction", "in", "--json", *who)) == []
     context = invoke("graph", "context", "Alice", "--max-tokens", "500", *who)
     assert "role: engineer" in context and "Alice WORKS_AT Acme" in context
-    assert json.loads(invoke("graph", "stats", *who))["edges"] == 2
+    assert json.loads(invoke("graph", "stats", "--json", *who))["edges"] == 2
     failed = runner.invoke(app, ["graph", "add", "ALICE", "--type", "person", *who])
-    assert failed.exit_code == 2 and "EntityConflictError" in failed.output
+    assert failed.exit_code == 1 and failed.stderr.startswith("error: ")

@@ -8,7 +8,17 @@ from mnemonite.errors import ConfigurationError, DatabaseNotFoundError
 from mnemonite.store.base import FactStore, MemoryStore, Store
 from mnemonite.store.sqlite import SQLiteMemoryStore
 
-__all__ = ["FactStore", "MemoryStore", "SQLiteMemoryStore", "Store", "memory_url", "open_store", "sqlite_path"]
+__all__ = [
+    "FactStore",
+    "MemoryStore",
+    "SQLiteMemoryStore",
+    "Store",
+    "erase_memory",
+    "memory_file",
+    "memory_url",
+    "open_store",
+    "sqlite_path",
+]
 
 
 def sqlite_path(url: str) -> Path | str:
@@ -56,3 +66,29 @@ async def open_store(url: str, *, create: bool = True) -> Store:
     raise ConfigurationError(
         f"unsupported memory URL {url!r}: use sqlite:///path/to/file.db or postgresql://user@host/database"
     )
+
+
+async def erase_memory(url: str) -> None:
+    """Delete the memory a URL names: a SQLite file (and its WAL), or every mnemonite table of a PostgreSQL database."""
+    url = memory_url(url)
+    if url.startswith("sqlite://"):
+        _unlink_sqlite(sqlite_path(url))
+        return
+    from mnemonite.store.postgres import PostgresMemoryStore  # needs the postgres extra
+
+    await PostgresMemoryStore(url).drop_tables()
+
+
+def memory_file(url: str) -> Path | None:
+    """The file of a SQLite memory URL (or bare path), else None: a server database has none."""
+    url = memory_url(url)
+    if not url.startswith("sqlite://"):
+        return None
+    path = sqlite_path(url)
+    return None if path == ":memory:" else Path(path)
+
+
+def _unlink_sqlite(path: Path | str) -> None:
+    if path != ":memory:":
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)

@@ -1,0 +1,165 @@
+"""The store as a whole: ``health``, ``migrate``, ``copy``, ``demo``, ``consolidate``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from mnemonite.cli._app import app
+from mnemonite.cli._common import (
+    DbOption,
+    JsonOption,
+    console,
+    e,
+    emit_one,
+    emit_rows,
+    err,
+    opened,
+    progress_bar,
+    say,
+    table,
+)
+
+if TYPE_CHECKING:
+    from mnemonite.models import ConsolidationRun
+    from mnemonite.sync import SyncMemory
+
+
+@app.command()
+def health(
+    deep: Annotated[bool, typer.Option(help="Also run the integrity check (reads the whole file).")] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Counts, schema version, records waiting for a vector and (with --deep) integrity of the store."""
+    with opened(db, create=False) as mem:
+        report = mem.health(deep=deep)
+    if not emit_one(report, as_json=as_json):
+        table(("metric", "value"), list(report.model_dump().items()))
+    if not report.ok:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def migrate(
+    plan_file: Annotated[Path, typer.Argument(help="A MigrationPlan as JSON.", exists=True, dir_okay=False)],
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Apply a schema migration plan (adding nullable columns only)."""
+    from mnemonite.models import MigrationPlan
+
+    plan = MigrationPlan.model_validate_json(plan_file.read_bytes())
+    with opened(db, create=True) as mem:
+        mem.migrate(plan)
+    if not emit_one({"applied": str(plan_file)}, as_json=as_json):
+        say(f"applied {e(plan_file)}")
+
+
+@app.command()
+def copy(
+    source: Annotated[str, typer.Argument(help="Memory to copy from: a SQLite path or a URL; it must exist.")],
+    destination: Annotated[str, typer.Argument(help="An empty memory to copy into: a SQLite path or a URL.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Copy a whole memory into an empty one (another backend too), then verify every table's row count."""
+    import asyncio
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+
+    from mnemonite.copy import copy_memory
+
+    columns = (TextColumn("{task.description:>16}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err, transient=True) as progress:
+        tasks: dict[str, TaskID] = {}
+
+        def step(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = progress.add_task(name, total=total)
+            progress.update(tasks[name], completed=done)
+
+        report = asyncio.run(copy_memory(source, destination, progress=step))
+    summary = {"source": report.source, "destination": report.destination, "ok": report.ok}
+    if not emit_one(summary, as_json=as_json):
+        rows = [
+            (n, c, report.destination[n], "ok" if report.destination[n] == c else "MISMATCH")
+            for n, c in report.source.items()
+        ]
+        table(("table", "source rows", "copied rows", ""), rows)
+    if not report.ok:
+        err.print("error: row counts differ; the destination is incomplete", markup=False)
+        raise typer.Exit(code=1)
+    if not as_json:
+        say(f"copied {sum(report.source.values())} rows; every table's count matches")
+
+
+@app.command()
+def demo(
+    db: Annotated[
+        str,
+        typer.Option("--db", help="SQLite path or URL to create, or a postgresql:// URL of a scratch database."),
+    ] = "mnemonite-demo.db",
+    fresh: Annotated[
+        bool, typer.Option(help="Start from nothing: delete the file, or every mnemonite table of the database.")
+    ] = False,
+) -> None:
+    """Record a three-session conversation, consolidate it, and travel in time."""
+    import asyncio
+
+    from mnemonite.demo import run_demo
+    from mnemonite.store import erase_memory, memory_file, memory_url
+
+    path = memory_file(db)
+    if path is not None and path.exists() and not fresh:
+        raise typer.BadParameter(f"{path} exists; pass --fresh to replace it or choose another --db", param_hint="--db")
+    if fresh:
+        asyncio.run(erase_memory(db))
+    run_demo(memory_url(db), console)
+
+
+@app.command()
+def consolidate(
+    rule_id: Annotated[
+        str | None, typer.Argument(help="Run this rule (an id or a unique prefix) now, until it has caught up.")
+    ] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Run one rule now, or every registered rule whose cadence is due."""
+    with opened(db, create=False) as mem:
+        runs = mem.run_due() if rule_id is None else _catch_up(mem, mem.resolve_id("rule", rule_id))
+    if emit_rows(runs, as_json=as_json):
+        return
+    if not runs:
+        say("no rule is due")
+    for run in runs:
+        _report(run)
+
+
+def _report(run: ConsolidationRun) -> None:
+    applied = [d for d in run.deltas if d.applied_at is not None]
+    kinds = ", ".join(f"{k} {sum(1 for d in applied if d.kind == k)}" for k in ("add", "update", "delete", "noop"))
+    say(f"rule [bold]{e(run.rule_id)}[/]: scanned {run.episodes_scanned} episodes, applied {kinds}")
+    for done in run.deltas:
+        if done.rejected_at is not None:
+            err.print(
+                f"rejected {done.kind} from {done.delta.source_episode_ids}: {done.rejected_reason}", markup=False
+            )
+
+
+def _catch_up(mem: SyncMemory, rule_id: str) -> list[ConsolidationRun]:
+    state = next((s for s in mem.rules() if s.rule.id == rule_id), None)
+    total = state.episodes_since if state else 0
+    merged: list[ConsolidationRun] = []
+    with progress_bar("consolidating") as step:
+        while True:
+            run = mem.consolidate(rule_id)
+            merged.append(run)
+            step(sum(r.episodes_scanned for r in merged), total)
+            if run.remaining == 0 or run.episodes_scanned == 0:
+                break
+    deltas = [d for run in merged for d in run.deltas]
+    scanned = sum(run.episodes_scanned for run in merged)
+    return [merged[-1].model_copy(update={"deltas": deltas, "episodes_scanned": scanned})]

@@ -1,0 +1,76 @@
+"""Episodes: ``record`` and ``recent`` (the episodic tier)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from mnemonite.cli._app import app
+from mnemonite.cli._common import (
+    CsvOption,
+    DbOption,
+    JsonOption,
+    LimitOption,
+    NlOption,
+    OptionalAgent,
+    OptionalSession,
+    UserOption,
+    e,
+    emit_one,
+    emit_rows,
+    metadata,
+    opened,
+    say,
+    table,
+    text_argument,
+    when,
+)
+
+
+@app.command()
+def record(
+    content: Annotated[str, typer.Argument(help="What happened: a message, an observation; - reads standard input.")],
+    user: UserOption,
+    session: Annotated[str, typer.Option("--session", "-s", help="Session id.")],
+    agent: Annotated[str, typer.Option("--agent", "-a", help="Agent id.")],
+    episode_id: Annotated[str | None, typer.Option("--id", help="Episode id (default: random).")] = None,
+    timestamp: Annotated[str | None, typer.Option(help="ISO 8601 time with timezone (default: now).")] = None,
+    meta: Annotated[list[str] | None, typer.Option("--meta", help="Metadata key=value (value may be JSON).")] = None,
+    source_node: Annotated[str, typer.Option(help="Originating node id.")] = "",
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Record one episode under (user, session, agent)."""
+    from mnemonite.models import Episode
+
+    fields: dict[str, Any] = {"content": text_argument(content), "metadata": metadata(meta or [])}
+    fields |= {"source_node": source_node, "timestamp": when(timestamp, "--timestamp")}
+    if episode_id:
+        fields["id"] = episode_id
+    with opened(db, create=True) as mem:
+        episode = mem.episodic.put(
+            Episode(**{k: v for k, v in fields.items() if v is not None}), user=user, session=session, agent=agent
+        )
+    if not emit_one(episode, as_json=as_json):
+        say(f"recorded episode [bold]{e(episode.id)}[/]")
+
+
+@app.command()
+def recent(
+    user: UserOption,
+    session: OptionalSession = None,
+    agent: OptionalAgent = None,
+    limit: LimitOption = 10,
+    as_json: JsonOption = False,
+    nl: NlOption = False,
+    as_csv: CsvOption = False,
+    db: DbOption = None,
+) -> None:
+    """The newest episodes; leave out --session (and --agent) to widen."""
+    with opened(db, create=False) as mem:
+        episodes = mem.episodic.recent(user, session, agent, limit=limit)
+    if emit_rows(episodes, as_json=as_json, nl=nl, as_csv=as_csv):
+        return
+    rows = [(f"{x.timestamp:%Y-%m-%d %H:%M:%S}", x.session, x.agent, x.id, x.content) for x in episodes]
+    table(("time", "session", "agent", "id", "content"), rows)
