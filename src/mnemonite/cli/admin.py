@@ -72,7 +72,7 @@ def copy(
     from mnemonite.copy import copy_memory
 
     columns = (TextColumn("{task.description:>16}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err, transient=True) as progress:
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as progress:
         tasks: dict[str, TaskID] = {}
 
         def step(name: str, done: int, total: int) -> None:

@@ -125,7 +125,7 @@ def _migrate_with_progress(mem: SyncMemory) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
     columns = (TextColumn("re-embedding {task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err) as bar:
+    with Progress(*columns, console=err, disable=not err.is_terminal) as bar:
         tasks: dict[str, TaskID] = {}
         for step in mem.migrate_embedder():
             if step.kind not in tasks:

@@ -9,6 +9,7 @@ leaves the last committed state: SQLite rolls the open transaction back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -142,11 +143,14 @@ class SQLiteMemoryStore(ConflictMethods, SearchMethods, GraphMethods, IdMethods)
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
         async with self._read() as db:
-            await db.execute("BEGIN IMMEDIATE")
             try:
+                await db.execute("BEGIN IMMEDIATE")
                 yield db
             except BaseException:
-                await db.execute("ROLLBACK")
+                # A task cancelled while awaiting BEGIN (the indexer, on close) still ran it on the
+                # connection's thread: roll that back too. A BEGIN that failed left nothing to roll back.
+                with contextlib.suppress(sqlite3.OperationalError):
+                    await db.execute("ROLLBACK")
                 raise
             await db.execute("COMMIT")
 
