@@ -8,7 +8,6 @@ from pathlib import Path
 
 import mnemonite
 from mnemonite import Memory, SyncMemory
-from mnemonite.cli import app, rules_app
 from mnemonite.graph import GraphMemory
 from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
 from mnemonite.tiers import EpisodicTier, SemanticTier
@@ -84,11 +83,3 @@ def test_only_config_reads_the_environment() -> None:
     for path in PACKAGE.rglob("*.py"):
         if path.name != "config.py":
             assert "os.environ" not in path.read_text() and "getenv" not in path.read_text(), path
-
-
-def test_every_cli_command_is_documented_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text()
-    names = [c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands]
-    names += [f"rules {c.name}" for c in rules_app.registered_commands]
-    missing = [name for name in names if f"mnemonite {name}" not in readme]
-    assert not missing, f"undocumented CLI commands: {missing}"

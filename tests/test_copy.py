@@ -65,7 +65,7 @@ def test_copy_refuses_a_destination_that_holds_memories(tmp_path: Path) -> None:
         with SyncMemory.open(url) as mem:
             mem.semantic.remember(Scope(user="u", agent="a"), text)
     result = runner.invoke(app, ["copy", first, second])
-    assert result.exit_code == 2 and "not empty" in result.output
+    assert result.exit_code == 1 and "not empty" in result.stderr
     with SyncMemory.open(second) as mem:
         assert [f.text for f in mem.semantic.facts("u", "a")] == ["I live in Rome"]  # nothing was written
 

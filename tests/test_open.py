@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sqlite3
 import threading
 from pathlib import Path
@@ -123,3 +125,21 @@ async def test_resolve_id_of_facts_entities_and_rules(mem_on_both: Memory) -> No
     assert await mem.resolve_id("fact", fact.id[:6]) == fact.id
     assert await mem.resolve_id("entity", entity.id[:6]) == entity.id
     assert await mem.resolve_id("rule", "night") == "nightly-3am"
+
+
+async def test_a_write_cancelled_at_any_point_leaves_no_transaction_open(tmp_path: Path) -> None:
+    from mnemonite.store import SQLiteMemoryStore
+
+    store = SQLiteMemoryStore(tmp_path / "m.db")
+    await store.bootstrap()
+    try:
+        for steps in range(12):  # cancel after 0, 1, 2, ... turns of the event loop: once while awaiting BEGIN
+            task = asyncio.create_task(store.put(Episode(content=f"n{steps}"), user="u", session="s", agent="a"))
+            for _ in range(steps):
+                await asyncio.sleep(0)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await store.put(Episode(content=f"after {steps}"), user="u", session="s", agent="a")
+    finally:
+        await store.close()

@@ -42,9 +42,9 @@ def _message(error: Exception) -> str:
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
+        from mnemonite import __version__
 
-        typer.echo(f"mnemonite {version('mnemonite')}")
+        typer.echo(f"mnemonite {__version__}")
         raise typer.Exit
 
 
