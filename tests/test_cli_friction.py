@@ -7,6 +7,8 @@ import io
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from typer.testing import CliRunner
 from mnemonite.cli import app
 
 runner = CliRunner()
+SRC = Path(__file__).resolve().parents[1] / "src"
 WHO = ("-u", "alice", "-s", "s1", "-a", "bot")
 
 
@@ -231,3 +234,28 @@ def test_graph_entities_unrelate_and_delete(in_tmp: Path) -> None:
     ok("graph", "delete", acme["id"][:8], *who)
     assert {x["name"] for x in json.loads(ok("graph", "entities", "--json", *who))} == {"Alice", "Lyon"}
     assert json.loads(ok("graph", "neighbors", "Lyon", "--json", *who)) == []
+
+
+def test_no_embed_leaves_records_waiting_and_health_counts_them(in_tmp: Path) -> None:
+    ok("--no-embed", "record", "hello there", *WHO, "--db", "m.db")
+    assert json.loads(ok("--no-embed", "health", "--json", "--db", "m.db"))["pending_embeddings"] == 1
+    ok("health", "--db", "m.db")  # closing embeds what waits, as SyncMemory.close does
+    assert json.loads(ok("health", "--json", "--db", "m.db"))["pending_embeddings"] == 0
+
+
+def test_search_right_after_record_finds_it_by_meaning(in_tmp: Path) -> None:
+    ok("--no-embed", "record", "I adore hiking in the Dolomites", *WHO, "--db", "m.db")
+    ok("--no-embed", "record", "Tax forms are due on Friday", *WHO, "--db", "m.db")
+    hits = json.loads(ok("search", "mountain holidays", "-u", "alice", "--json", "--db", "m.db"))
+    assert hits[0]["record"]["content"] == "I adore hiking in the Dolomites" and hits[0]["vector_rank"] == 1
+
+
+def test_the_first_search_of_a_machine_says_it_builds_the_query_model(in_tmp: Path) -> None:
+    ok("record", "hello", *WHO, "--db", "m.db")
+    # A fresh process: this one holds the model, and its query model, from earlier tests.
+    env = {**os.environ, "MNEMONITE_CACHE_DIR": str(in_tmp / "fresh-cache"), "PYTHONPATH": str(SRC)}
+    search = [sys.executable, "-c", "from mnemonite.cli import main; main()", "search", "greeting", "-u", "alice"]
+    first = subprocess.run([*search, "--db", "m.db"], env=env, capture_output=True, text=True, check=True)
+    assert "building the int8 query model" in first.stderr
+    again = subprocess.run([*search, "--db", "m.db"], env=env, capture_output=True, text=True, check=True)
+    assert again.stderr == "" and "hello" in again.stdout

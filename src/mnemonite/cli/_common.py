@@ -133,7 +133,7 @@ class _ModelBuildNotice(logging.Handler):
 
 @contextmanager
 def _query_model_notice() -> Iterator[None]:
-    logger = logging.getLogger("mnemonite.embedding.onnx")
+    logger = logging.getLogger("mnemonite.embedding")
     handler, level = _ModelBuildNotice(logging.INFO), logger.level
     logger.addHandler(handler)
     if logger.getEffectiveLevel() > logging.INFO:
