@@ -109,8 +109,10 @@ def test_demo_runs_on_a_real_file(tmp_path: Path) -> None:
     assert "Sam LIVES_IN Vila Nova de Gaia" in out and "Sam cooks risotto" in out
     assert path.exists()
     refused = runner.invoke(app, ["demo", "--db", str(path)])
-    assert refused.exit_code == 2 and "--fresh" in refused.output
-    invoke("demo", "--db", str(path), "--fresh")
+    assert refused.exit_code == 2 and "--fresh" in refused.stderr
+    result = runner.invoke(app, ["demo", "--db", str(path), "--fresh", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout) == {"db": f"sqlite:///{path}"}
+    assert "superseded" in result.stderr
 
 
 def test_search_index_and_migrate_embedder(db: list[str]) -> None:

@@ -75,3 +75,10 @@ def test_every_command_is_in_the_readme_command_table() -> None:
     table = [line for line in section.splitlines() if line.startswith("| `mnemonite ")]
     missing = [" ".join(p) for p, _ in LEAVES if not any(f"`mnemonite {' '.join(p)}" in row for row in table)]
     assert not missing, f"commands missing from the README's command table: {missing}"
+
+
+def test_every_command_takes_json_and_db() -> None:
+    for path, command in LEAVES:
+        flags = {flag for p in command.params for flag in getattr(p, "opts", [])}
+        assert "--json" in flags, f"mnemonite {' '.join(path)} has no --json"
+        assert "--db" in flags or path == ("copy",), f"mnemonite {' '.join(path)} has no --db"

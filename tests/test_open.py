@@ -143,3 +143,17 @@ async def test_a_write_cancelled_at_any_point_leaves_no_transaction_open(tmp_pat
             await store.put(Episode(content=f"after {steps}"), user="u", session="s", agent="a")
     finally:
         await store.close()
+
+
+async def test_create_false_on_a_postgres_database_without_a_memory(postgres_url: str) -> None:
+    import psycopg
+
+    with pytest.raises(DatabaseNotFoundError, match="no mnemonite tables"):
+        await Memory.open(postgres_url, config=NO_MODEL, create=False)
+    with psycopg.connect(postgres_url) as db:
+        tables = db.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()
+    assert tables == (0,)
+    async with await Memory.open(postgres_url, config=NO_MODEL) as mem:
+        await mem.episodic.put(Episode(content="hello"), user="u", session="s", agent="a")
+    async with await Memory.open(postgres_url, config=NO_MODEL, create=False) as mem:
+        assert [e.content for e in await mem.episodic.recent("u")] == ["hello"]

@@ -104,6 +104,9 @@ def demo(
     fresh: Annotated[
         bool, typer.Option(help="Start from nothing: delete the file, or every mnemonite table of the database.")
     ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Tell the story on stderr; print the memory's URL as a JSON object.")
+    ] = False,
 ) -> None:
     """Record a three-session conversation, consolidate it, and travel in time."""
     import asyncio
@@ -116,7 +119,8 @@ def demo(
         raise typer.BadParameter(f"{path} exists; pass --fresh to replace it or choose another --db", param_hint="--db")
     if fresh:
         asyncio.run(erase_memory(db))
-    run_demo(memory_url(db), console)
+    run_demo(memory_url(db), err if as_json else console)
+    emit_one({"db": memory_url(db)}, as_json=as_json)
 
 
 @app.command()

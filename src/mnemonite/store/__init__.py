@@ -49,8 +49,9 @@ def _sqlite_target(url: str, *, create: bool) -> Path | str:
 async def open_store(url: str, *, create: bool = True) -> Store:
     """Open and bootstrap the store a URL (or a bare SQLite path) names.
 
-    ``create=False`` opens only an existing SQLite file: a missing one raises `DatabaseNotFoundError`
-    and nothing (no file, no folder) is created.
+    ``create=False`` opens only an existing memory: a missing SQLite file, or a PostgreSQL database
+    without mnemonite's tables, raises `DatabaseNotFoundError` and nothing (no file, no folder, no
+    table) is created.
     """
     url = memory_url(url)
     if url.startswith("sqlite://"):
@@ -61,7 +62,7 @@ async def open_store(url: str, *, create: bool = True) -> Store:
         from mnemonite.store.postgres import PostgresMemoryStore  # needs the postgres extra
 
         server = PostgresMemoryStore(url)
-        await server.bootstrap()
+        await server.bootstrap(create=create)
         return server
     raise ConfigurationError(
         f"unsupported memory URL {url!r}: use sqlite:///path/to/file.db or postgresql://user@host/database"

@@ -21,7 +21,13 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 from mnemonite._time import to_text, utcnow
-from mnemonite.errors import ConfigurationError, SchemaVersionError, StoreError, StoreUnavailableError
+from mnemonite.errors import (
+    ConfigurationError,
+    DatabaseNotFoundError,
+    SchemaVersionError,
+    StoreError,
+    StoreUnavailableError,
+)
 from mnemonite.models import (
     ConsolidationRule,
     ConsolidationRun,
@@ -166,10 +172,16 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods, IdMethod
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    async def bootstrap(self) -> None:
-        """Connect and bring the schema up to date; idempotent, safe from many processes at once."""
+    async def bootstrap(self, *, create: bool = True) -> None:
+        """Connect and bring the schema up to date; idempotent, safe from many processes at once.
+
+        ``create=False`` opens only a database that already holds a memory: one without mnemonite's
+        tables raises `DatabaseNotFoundError` and is left as it was (no extension, no table).
+        """
         psycopg, psycopg_pool = _drivers()
         if self._pool is None:
+            if not create:
+                await self._require_memory()
             await self._create_extension()
             pool = psycopg_pool.AsyncConnectionPool(
                 self.url,
@@ -193,6 +205,21 @@ class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods, IdMethod
         except BaseException:
             await self.close()
             raise
+
+    async def _require_memory(self) -> None:
+        psycopg, _ = _drivers()
+        try:
+            async with await psycopg.AsyncConnection.connect(
+                self.url, autocommit=True, connect_timeout=max(1, round(self.timeout))
+            ) as db:
+                cursor = await db.execute("SELECT to_regclass('schema_version') IS NOT NULL")
+                found = bool((await cursor.fetchone() or (False,))[0])
+        except psycopg.OperationalError as error:
+            raise StoreUnavailableError(f"PostgreSQL: cannot connect to {_redacted(self.url)}: {error}") from None
+        if not found:
+            raise DatabaseNotFoundError(
+                f"no memory in {_redacted(self.url)}: the database has no mnemonite tables (nothing was created)"
+            )
 
     async def _create_extension(self) -> None:
         """Make sure the database has pgvector (once, before pooled connections register its type)."""
