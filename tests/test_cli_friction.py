@@ -151,7 +151,9 @@ def test_a_locked_database_is_one_line_naming_the_busy_timeout(in_tmp: Path) -> 
 
 
 def test_usage_errors_exit_2(in_tmp: Path) -> None:
-    assert runner.invoke(app, ["recent"]).exit_code == 2  # --user missing
+    missing = runner.invoke(app, ["recent"])
+    assert missing.exit_code == 2
+    assert missing.stderr == "error: Missing option '--user' / '-u'. (see: root recent --help)\n"
     assert runner.invoke(app, ["graph", "neighbors", "x", "-u", "u", "-a", "a", "--direction", "up"]).exit_code == 2
     assert runner.invoke(app, ["remember", "x", "-u", "u", "-a", "a", "--type", "rumour"]).exit_code == 2
     assert runner.invoke(app, ["search", "x", "-u", "u", "--tier", "cold"]).exit_code == 2

@@ -24,8 +24,11 @@ class _OneLineErrors(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, _CLICK_ERROR, KeyboardInterrupt):
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
+        except _CLICK_ERROR as error:
+            err.print(f"error: {_usage(error)}", markup=False, soft_wrap=True)
+            raise typer.Exit(code=getattr(error, "exit_code", 2)) from None
         except Exception as error:
             if globals_().debug:
                 raise
@@ -38,6 +41,13 @@ def _message(error: Exception) -> str:
 
     text = " ".join(str(error).split())  # one line, even for a multi-line driver message
     return text if isinstance(error, MnemoniteError) else f"{type(error).__name__}: {text}"
+
+
+def _usage(error: Exception) -> str:
+    """A usage error on one line, with where to read more."""
+    text = " ".join(error.format_message().split())  # type: ignore[attr-defined]  # a click exception
+    context = getattr(error, "ctx", None)
+    return f"{text} (see: {context.command_path} --help)" if context is not None else text
 
 
 def _version(value: bool) -> None:

@@ -241,18 +241,27 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     return buffer.getvalue()
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, whole: Sequence[str] = ("id",)) -> None:
-    """A table of escaped cells; the ``whole`` columns (ids) are never cut or wrapped."""
-    widths = {h: max((len(str(r[i])) for r in rows), default=len(h)) for i, h in enumerate(headers) if h in whole}
-    grid = Table()
-    for header in headers:
-        if header in widths:
-            grid.add_column(header, no_wrap=True, min_width=max(widths[header], len(header)))
+FREE_TEXT = frozenset({"text", "content", "reason", "filter", "cadence", "episodes", "matched", "value"})
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """A table of escaped cells. Only free-text columns wrap: ids, times and counts are never cut.
+
+    On a terminal too narrow for that, the table is drawn wider than the terminal rather than cut.
+    """
+    grid, needed = Table(), 1
+    for i, header in enumerate(headers):
+        longest = max([len(str(row[i])) for row in rows] + [len(header)])
+        if header in FREE_TEXT:
+            grid.add_column(header, overflow="fold", min_width=min(longest, 24), ratio=1)
+            needed += min(longest, 24) + 3
         else:
-            grid.add_column(header, overflow="fold")
+            grid.add_column(header, no_wrap=True, min_width=longest)
+            needed += longest + 3
     for row in rows:
         grid.add_row(*(e(cell) for cell in row))
-    console.print(grid)
+    wide = console if needed <= console.width else Console(file=sys.stdout, width=needed, highlight=False)
+    wide.print(grid)
 
 
 def day(moment: datetime | None) -> str:

@@ -162,7 +162,7 @@ def conflicts(
     if emit_rows(found, as_json=as_json, nl=nl, as_csv=as_csv):
         return
     rows = [(d.fact_id, d.kind, d.stage, d.zone, ", ".join(d.matched_ids), d.reason) for d in found]
-    table(("fact", "decision", "stage", "zone", "matched", "reason"), rows, whole=("fact", "matched"))
+    table(("fact", "decision", "stage", "zone", "matched", "reason"), rows)
 
 
 @app.command()

@@ -175,7 +175,7 @@ def neighbors(
         ends = {x.id: x.name for x in mem.graph.entities(Scope(user=user, agent=agent), limit=10_000)[0]}
     rows = [(edge.depth, ends.get(edge.source, edge.source), edge.relation, ends.get(edge.target, edge.target))
             for edge in edges]  # fmt: skip
-    table(("depth", "source", "relation", "target"), rows, whole=())
+    table(("depth", "source", "relation", "target"), rows)
 
 
 @graph_app.command("context")
@@ -205,4 +205,4 @@ def stats(user: UserOption, agent: AgentOption, as_json: JsonOption = False, db:
     with opened(db, create=False) as mem:
         found = mem.graph.stats(Scope(user=user, agent=agent))
     if not emit_one(found, as_json=as_json):
-        table(("metric", "value"), list(found.model_dump().items()), whole=())
+        table(("metric", "value"), list(found.model_dump().items()))
