@@ -261,3 +261,12 @@ def test_the_first_search_of_a_machine_says_it_builds_the_query_model(in_tmp: Pa
     assert "building the int8 query model" in first.stderr
     again = subprocess.run([*search, "--db", "m.db"], env=env, capture_output=True, text=True, check=True)
     assert again.stderr == "" and "hello" in again.stdout
+
+
+def test_a_failed_open_exits_cleanly_in_a_real_process(in_tmp: Path) -> None:
+    (in_tmp / "notes.txt").write_text("not a database\n" * 100)
+    command = [sys.executable, "-c", "from mnemonite.cli import main; main()", "health", "--db", "notes.txt"]
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == ["error: notes.txt is not a SQLite database (SQLite: file is not a database)"]
