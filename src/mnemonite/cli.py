@@ -258,8 +258,9 @@ def facts(
 ) -> None:
     """Facts of a user (and agent), with provenance; time-travel with --as-of / --valid-at."""
     with _memory(db) as mem:
+        scope = Scope(user=user, agent=agent)
         found = mem.semantic.facts(
-            user, agent, as_of=_when(as_of), valid_at=_when(valid_at), predicate=predicate, limit=limit
+            scope, as_of=_when(as_of), valid_at=_when(valid_at), predicate=predicate, limit=limit
         )
     if as_json:
         _print_json(found)
