@@ -39,7 +39,9 @@ async def test_searches_and_salient_take_a_user_id(mem: Memory) -> None:
     await mem.episodic.put(Episode(content="The kettle is fine"), user="sam2", session="S1", agent="a")
     await mem.semantic.remember(Scope(user="sam", agent="a"), "Sam drinks tea with lemon")
     assert [h.record.content for h in await mem.episodic.search("sam", "kettle")] == ["The kettle is broken"]
-    assert {h.tier for h in await mem.search("sam", "kettle tea")} == {"episodic", "semantic"}
+    both = await mem.search("sam", "kettle tea")
+    expected = {("episodic", "The kettle is broken"), ("semantic", "Sam drinks tea with lemon")}
+    assert {(h.tier, h.text) for h in both} == expected
     assert [h.record.text for h in await mem.semantic.search("sam", "lemon")] == ["Sam drinks tea with lemon"]
     assert [s.episode.content for s in await mem.episodic.salient("sam")] == ["The kettle is broken"]
 

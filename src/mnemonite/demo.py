@@ -149,8 +149,7 @@ def run_demo(url: str, console: Console | None = None) -> None:
         for label, question, tiers in searches:
             out.print(f"[bold]{label}[/] {question!r} — hybrid (full text + vectors) over {' and '.join(tiers)}:")
             for hit in mem.search(Scope(user=USER), question, k=3, tiers=tiers):
-                text = hit.record.content if isinstance(hit.record, Episode) else hit.record.text
-                out.print(f"  {hit.score:.2f}  {hit.tier:<8} {escape(text)}")
+                out.print(f"  {hit.score:.2f}  {hit.tier:<8} {escape(hit.text)}")
         out.print()
         out.print("[bold]semantic.remember[/] — each statement decided by the five-stage conflict pipeline:")
         for statement in REMEMBERED:
