@@ -77,7 +77,7 @@ async def test_auto_migrate_re_embeds_resumably_then_retires_the_old_model(
     first = await anext(progress)
     assert (first.model, first.batch, first.remaining) == ("openai:bow", 4, 6)
     await progress.aclose()  # cancelled after one batch
-    await mem.close()
+    await mem.close(finish_indexing=False)  # and the process stops without embedding the rest
     mem = await Memory.open(config=config(tmp_path, "auto-migrate"), embedder=bow(server))
     steps = [p async for p in mem.migrate_embedder()]
     assert [p.remaining for p in steps if p.kind == "episode"] == [0]  # resumed: the 6 left, in one batch of 64

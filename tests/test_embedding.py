@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -38,6 +39,28 @@ async def test_packaged_model_embeds_meaningfully() -> None:
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
     assert (await embedder.embed_batch([])).shape == (0, 384)
+
+
+async def test_batches_of_mixed_lengths_give_each_text_its_own_vector_in_order() -> None:
+    embedder = OnnxEmbedder.default()
+    texts = ["ok", "a much longer message about the garden, the shed and the roof repairs " * 3, "tea?", "hello there"]
+    batched = await embedder.embed_batch(texts * 20)  # more than one batch, lengths interleaved
+    alone = np.vstack([await embedder.embed(text) for text in texts])
+    assert np.allclose(batched, np.tile(alone, (20, 1)), atol=1e-5)
+    # batched by length, a batch is padded only to its longest member: short texts are not padded to long ones
+    widths: list[int] = []
+    infer = embedder._infer
+
+    def spy(encodings: Any, session: Any) -> Any:
+        widths.append(max(len(e.ids) for e in encodings))
+        return infer(encodings, session)
+
+    embedder._infer = spy  # type: ignore[method-assign]
+    try:
+        await embedder.embed_batch(["short"] * 64 + ["long " * 200])
+    finally:
+        del embedder._infer
+    assert sorted(widths) == [3, 202]
 
 
 async def test_long_texts_are_truncated_not_fatal() -> None:

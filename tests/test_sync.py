@@ -37,11 +37,13 @@ def test_config_from_env() -> None:
         MemoryConfig.from_env({"MNEMONITE_TRACK_ACCESS": "maybe"})
     env = {
         "MNEMONITE_INDEX_IN_BACKGROUND": "0",
+        "MNEMONITE_INDEX_ON_CLOSE": "false",
         "MNEMONITE_EMBEDDER": "none",
         "MNEMONITE_EMBEDDER_STRATEGY": "auto-migrate",
     }
     config = MemoryConfig.from_env(env)
     assert (config.index_in_background, config.embedder, config.embedder_strategy) == (False, "none", "auto-migrate")
+    assert config.index_on_close is False and MemoryConfig().index_on_close is True
     with pytest.raises(ConfigurationError, match="embedder"):
         MemoryConfig.from_env({"MNEMONITE_EMBEDDER": "bert"})
     with pytest.raises(ConfigurationError):

@@ -14,7 +14,7 @@ from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import ConflictThresholds
 from mnemonite.salience import SalienceConfig
-from mnemonite.search.hybrid import SearchOptions
+from mnemonite.search.hybrid import CACHE_BYTES, SearchOptions
 
 DEFAULT_URL = "sqlite:///mnemonite.db"
 _TRUE = {"1", "true", "yes", "on"}
@@ -32,7 +32,11 @@ class MemoryConfig(Model):
       ``Memory.open(embedder=...)`` takes any `Embedder` instead.
     - ``embedder_strategy``: what to do when the embedder changes (see `mnemonite.embedding.registry`).
     - ``index_in_background``: embed new records after each write without blocking it.
+    - ``index_on_close``: `Memory.close` embeds the records still waiting for a vector first, so the
+      next process finds them by meaning at once (``close(finish_indexing=False)`` skips it once).
     - ``search``: the default `SearchOptions` (fusion weights, boosts).
+    - ``search_cache_bytes``: the memory the search engine may keep per process for users' in-memory
+      full-text indexes and vectors, least recently used out first (the user being searched stays).
     - ``locale``: the locale pack `semantic.remember` reads change markers and predicates from
       (``"en"`` ships; `define_locale_pack` adds more).
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
@@ -49,7 +53,9 @@ class MemoryConfig(Model):
     embedder: Literal["default", "none"] = "default"
     embedder_strategy: Literal["lock-on-first", "multi-active", "auto-migrate"] = "lock-on-first"
     index_in_background: bool = True
+    index_on_close: bool = True
     search: SearchOptions = Field(default_factory=SearchOptions)
+    search_cache_bytes: int = Field(default=CACHE_BYTES, ge=0)
     locale: str = Field(default="en", min_length=1)
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)
@@ -57,7 +63,7 @@ class MemoryConfig(Model):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:
         """Read ``MNEMONITE_URL``, ``_TRACK_ACCESS``, ``_CONSOLIDATE_ON_PUT``, ``_INDEX_IN_BACKGROUND``,
-        ``_EMBEDDER`` and ``_EMBEDDER_STRATEGY`` (all prefixed ``MNEMONITE``)."""
+        ``_INDEX_ON_CLOSE``, ``_EMBEDDER`` and ``_EMBEDDER_STRATEGY`` (all prefixed ``MNEMONITE``)."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         if "MNEMONITE_URL" in env:
@@ -66,6 +72,7 @@ class MemoryConfig(Model):
             ("track_access", "MNEMONITE_TRACK_ACCESS"),
             ("consolidate_on_put", "MNEMONITE_CONSOLIDATE_ON_PUT"),
             ("index_in_background", "MNEMONITE_INDEX_IN_BACKGROUND"),
+            ("index_on_close", "MNEMONITE_INDEX_ON_CLOSE"),
         ):
             if key in env:
                 values[name] = _flag(key, env[key])

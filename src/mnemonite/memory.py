@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Self
@@ -25,6 +25,8 @@ from mnemonite.store import Store, open_store
 from mnemonite.tiers import EpisodicTier, SemanticTier
 
 __all__ = ["Memory"]
+
+Progress = Callable[[IndexProgress], object]
 
 _DEFAULT = object()
 
@@ -49,7 +51,7 @@ class Memory:
         self.config = config
         self._store = store
         self._indexer = Indexer(store, readers[0]) if readers else None
-        self._engine = SearchEngine(store, readers, config.search)
+        self._engine = SearchEngine(store, readers, config.search, cache_bytes=config.search_cache_bytes)
         self.episodic = EpisodicTier(
             store, track_access=config.track_access, after_put=self._after_put, scorer=scorer, engine=self._engine
         )
@@ -93,12 +95,20 @@ class Memory:
             raise
         return cls(store, config, scorer=scorer, readers=readers)
 
-    async def close(self) -> None:
-        """Stop background indexing and close the database connection."""
-        if self._indexer is not None:
-            await self._indexer.close()
-        await self._engine.close()
-        await self._store.close()
+    async def close(self, *, finish_indexing: bool | None = None, progress: Progress | None = None) -> None:
+        """Embed the records still waiting for a vector, then close the database connection.
+
+        ``finish_indexing`` defaults to ``config.index_on_close``; ``progress`` is called after each
+        batch. Interrupting it loses nothing: the next process resumes where it stopped.
+        """
+        try:
+            if self._indexer is not None:
+                await self._indexer.close()
+                if self.config.index_on_close if finish_indexing is None else finish_indexing:
+                    await self.index(progress=progress)
+        finally:
+            await self._engine.close()
+            await self._store.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -106,11 +116,15 @@ class Memory:
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.close()
+        await self.close(finish_indexing=False if error is not None else None)  # a failure is not kept waiting
 
     async def health(self, *, deep: bool = False) -> StoreHealth:
-        """Counts and schema version of the store; ``deep=True`` adds a full integrity check."""
-        return await self._store.health(deep=deep)
+        """Counts and schema version of the store, and how many records wait for a vector;
+        ``deep=True`` adds a full integrity check."""
+        health = await self._store.health(deep=deep)
+        if self._indexer is None:
+            return health
+        return health.model_copy(update={"pending_embeddings": await self._indexer.pending()})
 
     async def migrate(self, plan: MigrationPlan) -> None:
         """Apply a schema migration (adding nullable columns only)."""
@@ -134,8 +148,11 @@ class Memory:
     ) -> list[SearchHit]:
         """Hybrid search over the scope's episodes and facts, best first (see `SearchHit`).
 
-        Records not yet embedded are still found by full text; ``fresh=True`` embeds them first
-        (and waits for an approximate index being built for a large memory, see `SearchOptions`).
+        Search reads its writes: records of the scope not embedded yet are embedded first when a few
+        wait (``SearchOptions.embed_pending``); past that, the best full-text candidates among them
+        are, and the rest rank by full text as a full-text search would rank them. ``fresh=True``
+        embeds everything pending first (and waits for an approximate index being built for a
+        large memory, see `SearchOptions`).
         """
         flt = SearchFilter.model_validate(
             {
@@ -152,9 +169,19 @@ class Memory:
             await self.index()
         return await self._engine.search(query, flt, k, options=options, reranker=reranker, settled=fresh)
 
-    async def index(self) -> int:
-        """Embed every record the active embedder has not seen yet; returns how many."""
-        return 0 if self._indexer is None else await self._indexer.catch_up()
+    async def index(self, *, progress: Progress | None = None) -> int:
+        """Embed every record the active embedder has not seen yet; returns how many.
+
+        ``progress`` is called after each batch (`IndexProgress`: embedded so far, remaining).
+        """
+        if self._indexer is None:
+            return 0
+        done = 0
+        async for step in self._indexer.run():
+            done += step.batch
+            if progress is not None:
+                progress(step)
+        return done
 
     async def migrate_embedder(self) -> AsyncGenerator[IndexProgress, None]:
         """Re-embed every record with the active embedder, yielding progress after each batch.

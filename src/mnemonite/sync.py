@@ -16,7 +16,7 @@ from mnemonite.embedding.base import Embedder
 from mnemonite.embedding.indexer import IndexProgress
 from mnemonite.graph import GraphMemory
 from mnemonite.judge import ConflictJudge
-from mnemonite.memory import _DEFAULT, Memory
+from mnemonite.memory import _DEFAULT, Memory, Progress
 from mnemonite.models import (
     ConsolidationRule,
     ConsolidationRun,
@@ -403,15 +403,17 @@ class SyncMemory:
             loop.stop()
             raise
 
-    def close(self) -> None:
-        self._run(self._memory.close())
-        self._loop.stop()
+    def close(self, *, finish_indexing: bool | None = None, progress: Progress | None = None) -> None:
+        try:
+            self._run(self._memory.close(finish_indexing=finish_indexing, progress=progress))
+        finally:
+            self._loop.stop()
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
+        self.close(finish_indexing=False if error is not None else None)
 
     def health(self, *, deep: bool = False) -> StoreHealth:
         return self._run(self._memory.health(deep=deep))
@@ -457,8 +459,8 @@ class SyncMemory:
             )
         )  # fmt: skip
 
-    def index(self) -> int:
-        return self._run(self._memory.index())
+    def index(self, *, progress: Progress | None = None) -> int:
+        return self._run(self._memory.index(progress=progress))
 
     def migrate_embedder(self) -> Iterator[IndexProgress]:
         progress = self._memory.migrate_embedder()

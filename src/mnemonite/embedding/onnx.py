@@ -170,7 +170,7 @@ class OnnxEmbedder(BatchEmbedder):
                     raise EmbeddingError(f"{path} does not match its published sha256; reinstall the package")
             tokenizer = Tokenizer.from_file(str(tokenizer_path))
             tokenizer.enable_truncation(self.max_tokens)
-            tokenizer.enable_padding(pad_id=0)
+            tokenizer.no_padding()  # the file pads to 128 word pieces; `_infer` pads each batch to its longest
             self._model_file, self._checksum, self._tokenizer = model_path, expected, tokenizer
 
     def _load(self) -> None:
@@ -230,21 +230,42 @@ class OnnxEmbedder(BatchEmbedder):
         return self._inference_session(cached)
 
     def _run(self, texts: Sequence[str]) -> Vectors:
+        """Vectors of ``texts`` in their order, run in batches of similar length.
+
+        A batch is padded to its longest text, so batches of mixed lengths (chat turns of a few
+        words next to paragraphs) spend most of their work on padding; sorted by length, each
+        batch pads only to its neighbours' length (`bench/search_latency.py`, "throughput" rows).
+        """
         self._load()
-        parts = [self._run_batch(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-        stacked: Vectors = np.vstack(parts) if parts else np.zeros((0, self._dimensions), dtype=np.float32)
-        return stacked
+        encodings = self._encode(texts)
+        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
+        out = np.zeros((len(texts), self._dimensions), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            at = order[start : start + self.batch_size]
+            out[at] = self._infer([encodings[i] for i in at], self._session)
+        return out
 
     def _run_batch(self, texts: Sequence[str], session: Any = None) -> Vectors:
-        encodings = self._tokenizer.encode_batch(list(texts))
+        return self._infer(self._encode(texts), session or self._session)
+
+    def _encode(self, texts: Sequence[str]) -> list[Any]:
+        encodings: list[Any] = self._tokenizer.encode_batch(list(texts))
         cut = sum(1 for e in encodings if e.overflowing)
         if cut:
             self.truncated += cut
             log.info("embedding: %d text(s) longer than %d word pieces were truncated", cut, self.max_tokens)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        return encodings
+
+    def _infer(self, encodings: Sequence[Any], session: Any) -> Vectors:
+        """Pool the model's output for one batch, padded to its longest member."""
+        width = max((len(e.ids) for e in encodings), default=0)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = (session or self._session).run(None, feeds)[0]
+        hidden = session.run(None, feeds)[0]
         pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         return normalise(pooled, self._dimensions)
 

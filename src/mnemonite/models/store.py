@@ -11,7 +11,8 @@ from mnemonite.models.base import Model
 
 
 class StoreHealth(Model):
-    """A store's vital signs. ``fragment_count`` is the number of stored episodes.
+    """A store's vital signs. ``fragment_count`` is the number of stored episodes;
+    ``pending_embeddings`` the records the active embedder has not embedded yet (0 without one).
 
     ``integrity`` is the database's own consistency check, run only when asked for (it
     reads every page); ``ok`` is false when that check found a problem.
@@ -29,6 +30,7 @@ class StoreHealth(Model):
     rule_count: int
     journal_mode: str
     size_bytes: int | None = None
+    pending_embeddings: int = 0
 
 
 class MigrationOp(Model):

@@ -42,6 +42,10 @@ class AnnIndex:
     def end(self) -> int:
         return self.start + self.size
 
+    @property
+    def nbytes(self) -> int:
+        return int(self._index.memory_usage)
+
     def add(self, seqs: npt.NDArray[np.int64], matrix: npt.NDArray[np.float32]) -> None:
         if len(seqs):
             self._index.add(seqs.astype(np.uint64), matrix, threads=0)

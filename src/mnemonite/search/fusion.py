@@ -1,8 +1,9 @@
-"""Score fusion (pure functions): reciprocal rank fusion and a weighted linear blend."""
+"""Score fusion (pure functions): reciprocal rank fusion, a weighted linear blend, and the cosines
+imputed for records not embedded yet."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 
 def rrf_fusion(rankings: Sequence[Sequence[int]], weights: Sequence[float], k: int = 60) -> dict[int, float]:
@@ -25,3 +26,21 @@ def linear_fusion(lexical: Mapping[int, float], cosine: Mapping[int, float], alp
         else:
             fused.setdefault(item, 0.0)
     return fused
+
+
+def impute_by_rank(
+    lexical: Sequence[tuple[int, float]], cosine: Mapping[int, float], missing: Collection[int]
+) -> dict[int, float]:
+    """Cosines for full-text candidates that have no vector yet (the indexer has not reached them).
+
+    The record the full text ranks r-th is given the r-th best cosine of the records that have
+    one (the worst, past the end), so its lexical evidence counts as it would in a full-text
+    search; a cosine of zero would sink it below records that merely have a vector.
+    """
+    if not cosine or not missing:
+        return {}
+    ordered = sorted(cosine.values(), reverse=True)
+    ranked = sorted(lexical, key=lambda item: -item[1])
+    return {
+        seq: ordered[min(rank, len(ordered)) - 1] for rank, (seq, _) in enumerate(ranked, start=1) if seq in missing
+    }

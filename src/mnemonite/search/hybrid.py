@@ -17,13 +17,17 @@ query) applied to those; every candidate is re-checked against the filter before
 returned, so nothing changed since it was cached can leak through. A store that ranks
 vectors itself (`VectorSearchStore`: PostgreSQL with pgvector's HNSW index) is asked for
 the vector candidates instead, so app servers keep no vectors in memory.
+
+Search reads its writes. When the indexer lags, a search embeds the records of its scope
+that have no vector yet if few wait (``embed_pending``), else the best full-text candidates
+among them (``embed_head``), and stores those vectors; a candidate still without one is
+fused at its full-text rank (`impute_by_rank`), so lag never ranks below full text alone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -33,7 +37,7 @@ import numpy.typing as npt
 from pydantic import Field
 
 from mnemonite.embedding.base import Embedder, embed_query
-from mnemonite.errors import InvalidInputError
+from mnemonite.errors import InvalidInputError, StoreError
 from mnemonite.models import Episode, Fact
 from mnemonite.models.base import Model
 from mnemonite.models.search import KIND_OF_TIER, RecordKind, SearchFilter, SearchHit, Tier
@@ -41,7 +45,8 @@ from mnemonite.salience import RuleBasedScorer, SalienceContext
 from mnemonite.scope import Scope
 from mnemonite.search import ann
 from mnemonite.search import query as q
-from mnemonite.search.fusion import linear_fusion, rrf_fusion
+from mnemonite.search.cache import ByteBoundedCache
+from mnemonite.search.fusion import impute_by_rank, linear_fusion, rrf_fusion
 from mnemonite.search.lexical import Column, LexicalIndex, positions
 from mnemonite.search.rerank import Reranker
 from mnemonite.store import Store
@@ -49,12 +54,13 @@ from mnemonite.store.base import VectorSearchStore
 
 Vector = npt.NDArray[np.float32]
 Explain = Callable[[int, float], dict[str, float | int | None]]
+QueryVectors = dict[str, tuple[int, Vector]]  # per model: (dimensions, the query's vector)
 log = logging.getLogger("mnemonite.search")
 
 
 ANN_MIN_ROWS = 50_000
 ANN_BATCH = 2_000  # new rows searched exactly until this many wait to join the graph
-CACHED_USERS = 16
+CACHE_BYTES = 512 * 2**20  # per process; see `ByteBoundedCache`
 NEIGHBOURED = 50  # the head whose timeline neighbours get a share of its scores
 
 
@@ -65,6 +71,10 @@ class _Vectors:
         self.position = 0
         self.seqs = Column(np.int64)
         self.matrix = Column(np.float32, dimensions)
+
+    @property
+    def nbytes(self) -> int:
+        return self.seqs.nbytes + self.matrix.nbytes
 
 
 @dataclass
@@ -79,6 +89,11 @@ class _UserIndex:
     building: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     sources: dict[Scope, tuple[int, list[str]]] = field(default_factory=dict)  # scope -> (text position, names)
 
+    def nbytes(self) -> int:
+        """About the memory held: texts' postings, vectors, graphs (source names and overhead: ~1 KB)."""
+        graphs = sum(graph.nbytes for graphs in self.approximate.values() for graph in graphs)
+        return 1024 + self.lexical.nbytes + sum(v.nbytes for v in self.vectors.values()) + graphs
+
 
 @dataclass
 class _Gathered:
@@ -92,6 +107,8 @@ class _Gathered:
     words: list[str]
     last: int  # the kind's highest seq when the search began
     vectors: dict[str, tuple[npt.NDArray[np.int64], Vector]]
+    tail: dict[str, tuple[npt.NDArray[np.int64], Vector]]  # vectors of rows past the model's index position
+    behind: bool  # some rows may have no vector yet (the indexer lags)
     lexical: list[tuple[int, float]] = field(default_factory=list)
     ranked: dict[int, float] = field(default_factory=dict)
 
@@ -129,16 +146,37 @@ class SearchOptions(Model):
     )
     salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")
     rerank_depth: int = Field(default=30, ge=1)
+    embed_pending: int = Field(
+        default=256,
+        ge=0,
+        description="read-your-writes: a search first embeds the records of its scope that have no vector yet"
+        " when at most this many wait (0: never)",
+    )
+    embed_head: int = Field(
+        default=32,
+        ge=0,
+        description="when more wait: the full-text candidates without a vector among the best this many are"
+        " embedded; the others are fused at their full-text rank",
+    )
 
 
 class SearchEngine:
     """Searches a store with the embedders whose vectors it may read (the first is the active one)."""
 
-    def __init__(self, store: Store, readers: Sequence[Embedder] = (), options: SearchOptions | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        readers: Sequence[Embedder] = (),
+        options: SearchOptions | None = None,
+        *,
+        cache_bytes: int = CACHE_BYTES,
+    ) -> None:
         self._store = store
         self._readers = list(readers)
         self.options = options or SearchOptions()
-        self._users: OrderedDict[tuple[RecordKind, str], _UserIndex] = OrderedDict()
+        self._users: ByteBoundedCache[tuple[RecordKind, str], _UserIndex] = ByteBoundedCache(
+            cache_bytes, _UserIndex.nbytes
+        )
         self._purged = 0  # the purge log's position when the caches were last checked against it
         self._scorer = RuleBasedScorer()
         self._ranker = store if isinstance(store, VectorSearchStore) else None  # ranks vectors in the store
@@ -170,7 +208,7 @@ class SearchEngine:
         scored: list[tuple[float, Tier, int]] = []
         explain: dict[Tier, Explain] = {}
         for tier, found in zip(flt.tiers, gathered, strict=True):
-            tier_scored, explain[tier] = await self._tier(tier, found, qvecs, opts, settled)
+            tier_scored, explain[tier] = await self._tier(tier, found, readers, qvecs, opts, settled)
             scored += tier_scored
         scored.sort(key=lambda item: (-item[0], item[1], item[2]))  # ties: by tier, then oldest first
         best = scored[: max(k, opts.rerank_depth if reranker else k) * 2]
@@ -180,6 +218,7 @@ class SearchEngine:
             hits = [h.model_copy(update={"reranked": True}) for h in head] + hits[opts.rerank_depth :]
         if opts.salience_weight > 0:
             hits = await self._weigh_salience(hits, opts.salience_weight)
+        self._users.settle((KIND_OF_TIER[tier], flt.scope.user) for tier in flt.tiers)
         return hits[:k]
 
     @staticmethod
@@ -210,6 +249,7 @@ class SearchEngine:
         index = await self._user(kind, flt.scope.user)
         position = await self._store.index_position(kind, embedder.model)
         seqs, matrix = await self._vectors(kind, index, embedder.model, embedder.dimensions, position)
+        self._users.settle([(kind, flt.scope.user)])
         scores = matrix @ vector
         for wide in (8 * k, None):
             if wide is None:
@@ -235,18 +275,79 @@ class SearchEngine:
     ) -> _Gathered:
         """What a tier's search reads from the store; needs no query vector."""
         kind = KIND_OF_TIER[tier]
-        last, purged, indexed = await self._store.positions(kind, [r.model for r in readers])
+        models = [r.model for r in readers]
+        last, purged, indexed = await self._store.positions(kind, models)
         if purged != self._purged:  # facts were removed for good (here or by another process): forget them
-            self._users = OrderedDict((key, index) for key, index in self._users.items() if key[0] != "fact")
+            self._users.drop(lambda key: key[0] != "fact")
             self._purged = purged
         index = await self._user(kind, flt.scope.user)
         allowed = await self._store.selected(kind, flt) if _narrows(kind, flt) else None
         names = await self._sources(index, flt, last) if kind == "episode" else []
         named = q.mentioned(text, names)
-        vecs = {}
+        vecs, tail = {}, {}
         if self._ranker is None:
             vecs = {r.model: await self._vectors(kind, index, r.model, r.dimensions, indexed[r.model]) for r in readers}
-        return _Gathered(flt, index, allowed, named, q.terms(text, named), last, vecs)
+            tail = {
+                r.model: await self._store.vectors(kind, r.model, r.dimensions, index.user, indexed[r.model], last)
+                for r in readers
+                if indexed[r.model] < last
+            }
+        behind = any(indexed[model] < last for model in models)
+        found = _Gathered(flt, index, allowed, named, q.terms(text, named), last, vecs, tail, behind)
+        writer = self._writer(readers)
+        if behind and writer is not None and opts.embed_pending:
+            pending = await self._store.unembedded(
+                kind, [writer.model], flt, opts.embed_pending + 1, after=indexed[writer.model]
+            )
+            if len(pending) <= opts.embed_pending:
+                await self._embed(kind, found, writer, pending)
+        return found
+
+    def _writer(self, readers: list[Embedder]) -> Embedder | None:
+        """The active embedder, if this search reads its vectors (it embeds what is missing)."""
+        return self.active if self.active is not None and self.active in readers else None
+
+    async def _embed(
+        self, kind: RecordKind, found: _Gathered, writer: Embedder, rows: list[tuple[int, str]]
+    ) -> tuple[npt.NDArray[np.int64], Vector]:
+        """Embed ``rows`` for this search and store their vectors (the indexer passes over them later).
+
+        A store that cannot take the write now (another process holds the lock) costs only the
+        saving: the vectors still serve this search.
+        """
+        seqs = np.asarray([seq for seq, _ in rows], dtype=np.int64)
+        if not rows:
+            return seqs, np.empty((0, writer.dimensions), dtype=np.float32)
+        matrix = np.asarray(await writer.embed_batch([text for _, text in rows]), dtype=np.float32)
+        try:
+            await self._store.save_vectors(kind, writer.model, seqs.tolist(), matrix, upto=0)
+        except StoreError as error:
+            log.warning("search: vectors of %d pending records not saved now (%s)", len(rows), error)
+        if self._ranker is None:  # the engine ranks the user's vectors itself: these join this search's tail
+            old_seqs, old_matrix = found.tail.get(writer.model, (seqs[:0], matrix[:0]))
+            joined = np.concatenate([old_seqs, seqs])
+            order = np.argsort(joined, kind="stable")
+            found.tail[writer.model] = (joined[order], np.concatenate([old_matrix, matrix])[order])
+        return seqs, matrix
+
+    async def _complete(
+        self, kind: RecordKind, found: _Gathered, readers: list[Embedder], opts: SearchOptions, qvecs: QueryVectors
+    ) -> set[int]:
+        """While the indexer lags: embed the best full-text candidates that have no vector yet (up to
+        ``embed_head``), and return the others, which are fused at their full-text rank."""
+        if not found.behind or not found.lexical or not readers:
+            return set()
+        rank = {seq: at for at, (seq, _) in enumerate(found.lexical)}
+        rows = await self._store.unembedded(kind, [r.model for r in readers], found.flt, len(rank), among=sorted(rank))
+        rows.sort(key=lambda row: rank[row[0]])
+        writer = self._writer(readers)
+        head = rows[: opts.embed_head] if writer is not None else []
+        if writer is not None and head:
+            seqs, matrix = await self._embed(kind, found, writer, head)
+            if self._ranker is not None:  # the store ranked before these had vectors: score them here
+                scores = matrix @ qvecs[writer.model][1]
+                _keep_best(found.ranked, dict(zip(seqs.tolist(), scores.tolist(), strict=True)))
+        return {seq for seq, _ in rows[len(head) :]}
 
     async def _rank(
         self,
@@ -278,30 +379,33 @@ class SearchEngine:
         self,
         tier: Tier,
         found: _Gathered,
-        qvecs: dict[str, tuple[int, Vector]],
+        readers: list[Embedder],
+        qvecs: QueryVectors,
         opts: SearchOptions,
         settled: bool,
     ) -> tuple[list[tuple[float, Tier, int]], Explain]:
         kind = KIND_OF_TIER[tier]
-        index, allowed, named, lexical, vecs = found.index, found.allowed, found.named, found.lexical, found.vectors
+        missing = await self._complete(kind, found, readers, opts, qvecs) if opts.use_vectors else set()
+        index, allowed, lexical, vecs, tail = found.index, found.allowed, found.lexical, found.vectors, found.tail
         if self._ranker is not None:  # the store ranked the vectors
             cosine = _above(found.ranked, opts.min_cosine)
         else:
-            cosine = _above(await self._cosines(index, vecs, qvecs, opts, allowed, settled=settled), opts.min_cosine)
-        fused = self._fuse(lexical, cosine, opts)
+            cosine = await self._cosines(index, vecs, tail, qvecs, opts, allowed, settled=settled)
+            cosine = _above(cosine, opts.min_cosine)
+        fused = self._fuse(lexical, cosine, opts, missing)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
-            only = sorted(fused)
+            only = np.asarray(sorted(fused), dtype=np.int64)
             if self._ranker is not None:
-                cosine = await self._rescored(kind, qvecs, only, top, opts.feedback)
+                cosine = await self._rescored(kind, qvecs, only.tolist(), top, opts.feedback)
             else:
-                moved = _expand(vecs, qvecs, top, opts.feedback)
-                cosine = await self._cosines(index, vecs, moved, opts, np.asarray(only, dtype=np.int64), exact=True)
+                moved = _expand([vecs, tail], qvecs, top, opts.feedback)
+                cosine = await self._cosines(index, vecs, tail, moved, opts, only, exact=True)
             cosine = _above(cosine, opts.min_cosine)
-            fused = self._fuse(lexical, cosine, opts)
+            fused = self._fuse(lexical, cosine, opts, missing)
         if kind == "episode":
-            fused = await self._boost(fused, named, opts)
+            fused = await self._boost(fused, found.named, opts)
 
         def explain(seq: int, score: float) -> dict[str, float | int | None]:
             """Why a record scored what it did; computed only for the records that make the head."""
@@ -317,14 +421,7 @@ class SearchEngine:
 
     async def _user(self, kind: RecordKind, user: str) -> _UserIndex:
         """The user's cached index (created empty; texts and vectors are read in by the callers)."""
-        key = (kind, user)
-        index = self._users.get(key)
-        if index is None:
-            index = self._users[key] = _UserIndex(user)
-            while len(self._users) > CACHED_USERS:
-                self._users.popitem(last=False)
-        self._users.move_to_end(key)
-        return index
+        return self._users.get((kind, user), lambda: _UserIndex(user))
 
     async def _sources(self, index: _UserIndex, flt: SearchFilter, position: int) -> list[str]:
         """The scope's source names (speakers, tools), read again only when new episodes arrived."""
@@ -357,7 +454,8 @@ class SearchEngine:
         self,
         index: _UserIndex,
         vecs: dict[str, tuple[npt.NDArray[np.int64], Vector]],
-        qvecs: dict[str, tuple[int, Vector]],
+        tail: dict[str, tuple[npt.NDArray[np.int64], Vector]],
+        qvecs: QueryVectors,
         opts: SearchOptions,
         allowed: npt.NDArray[np.int64] | None,
         *,
@@ -373,15 +471,9 @@ class SearchEngine:
                 _keep_best(best, graph.search(vector, opts.candidates))
             if graphs:
                 seqs, matrix = seqs[graphs[-1].end :], matrix[graphs[-1].end :]  # not in a graph yet: exact
-            if allowed is not None:
-                at = positions(seqs, allowed)
-                seqs, matrix = seqs[at], matrix[at]
-            if not len(seqs):
-                continue
-            scores = matrix @ vector
-            limit = opts.candidates if not exact else len(scores)
-            top = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit] if limit < len(scores) else slice(None)
-            _keep_best(best, dict(zip(seqs[top].tolist(), scores[top].tolist(), strict=True)))
+            for block in ((seqs, matrix), tail.get(model)):
+                if block is not None:
+                    _keep_best(best, _exact(*block, vector, allowed, None if exact else opts.candidates))
         return best
 
     async def _ranked(
@@ -468,7 +560,11 @@ class SearchEngine:
         return cached.seqs.view, cached.matrix.view
 
     @staticmethod
-    def _fuse(lexical: list[tuple[int, float]], cosine: dict[int, float], opts: SearchOptions) -> dict[int, float]:
+    def _fuse(
+        lexical: list[tuple[int, float]], cosine: dict[int, float], opts: SearchOptions, missing: set[int]
+    ) -> dict[int, float]:
+        if missing:  # records without a vector yet are fused at their full-text rank, not at cosine 0
+            cosine = {**cosine, **impute_by_rank(lexical, cosine, missing)}
         if opts.fusion == "rrf":
             rankings = [[seq for seq, _ in lexical], sorted(cosine, key=lambda s: -cosine[s])]
             return rrf_fusion(rankings, opts.rrf_weights, opts.rrf_k)
@@ -544,17 +640,38 @@ def _narrows(kind: RecordKind, flt: SearchFilter) -> bool:
     return kind == "fact" or bool(scope.session or scope.agent or flt.since or flt.until)
 
 
+def _exact(
+    seqs: npt.NDArray[np.int64],
+    matrix: Vector,
+    vector: Vector,
+    allowed: npt.NDArray[np.int64] | None,
+    limit: int | None,
+) -> dict[int, float]:
+    """seq -> cosine of the best ``limit`` rows (all: None) of one block, among ``allowed`` if given."""
+    if allowed is not None:
+        at = positions(seqs, allowed)
+        seqs, matrix = seqs[at], matrix[at]
+    if not len(seqs):
+        return {}
+    scores = matrix @ vector
+    if limit is not None and limit < len(scores):
+        top = np.argpartition(-scores, limit - 1)[:limit]
+        seqs, scores = seqs[top], scores[top]
+    return dict(zip(seqs.tolist(), scores.tolist(), strict=True))
+
+
 def _expand(
-    vecs: dict[str, tuple[npt.NDArray[np.int64], Vector]],
-    qvecs: dict[str, tuple[int, Vector]],
+    blocks: list[dict[str, tuple[npt.NDArray[np.int64], Vector]]],
+    qvecs: QueryVectors,
     top: list[int],
     weight: float,
-) -> dict[str, tuple[int, Vector]]:
+) -> QueryVectors:
     """Each query vector moved towards the mean of the ``top`` records' vectors (Rocchio)."""
     expanded = {}
+    wanted = np.asarray(sorted(top), dtype=np.int64)
     for model, (dimensions, vector) in qvecs.items():
-        seqs, matrix = vecs[model]
-        rows = matrix[positions(seqs, np.asarray(sorted(top), dtype=np.int64))]
+        found = [matrix[positions(seqs, wanted)] for seqs, matrix in (b[model] for b in blocks if model in b)]
+        rows = np.concatenate(found) if found else np.empty((0, dimensions), dtype=np.float32)
         if len(rows):
             vector = vector + weight * rows.mean(axis=0)
             vector = (vector / np.linalg.norm(vector)).astype(np.float32)

@@ -41,6 +41,11 @@ class Tokenizer:
     def vocabulary(self) -> int:
         return len(self._terms)
 
+    @property
+    def nbytes(self) -> int:
+        """About what the two maps hold: a dict slot, a short str and an int per entry (~120 bytes)."""
+        return 120 * (len(self._ids) + len(self._terms))
+
     def ids(self, text: str) -> list[int]:
         """Term ids of every word of ``text``, in order (new words get new ids)."""
         words = _WORD.findall(text.lower())
@@ -83,6 +88,10 @@ class _Segment:
     def __len__(self) -> int:
         return len(self.docs)
 
+    @property
+    def nbytes(self) -> int:
+        return int(self.docs.nbytes + self.tfs.nbytes + self.terms.nbytes + self.offsets.nbytes)
+
     @classmethod
     def of_tokens(cls, terms: npt.NDArray[np.int64], docs: npt.NDArray[np.int64]) -> _Segment:
         """From one (term, doc) pair per token."""
@@ -116,6 +125,11 @@ class Column:
     def __len__(self) -> int:
         return self._size
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes allocated (capacity, not just the rows in use)."""
+        return int(self._data.nbytes)
+
     def extend(self, rows: npt.ArrayLike) -> None:
         rows = np.asarray(rows, dtype=self._data.dtype)
         need = self._size + len(rows)
@@ -147,6 +161,12 @@ class LexicalIndex:
     @property
     def seqs(self) -> Seqs:
         return self._seqs.view
+
+    @property
+    def nbytes(self) -> int:
+        """About the memory the index holds: postings, per-document columns, the vocabulary."""
+        postings = sum(segment.nbytes for segment in self._segments)
+        return postings + self._seqs.nbytes + self._lengths.nbytes + self.tokenizer.nbytes
 
     def add(self, rows: Sequence[tuple[int, str]]) -> None:
         if not rows:

@@ -233,10 +233,11 @@ async def from_sources(db: Connection, seqs: Sequence[int], names: Sequence[str]
 
 
 async def pending_texts(db: Connection, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
-    """Records after the model's index position, oldest first.
+    """Records after the model's index position that have no vector yet, oldest first.
 
-    Leading rows that have their vector already (``remember`` stores a new fact's with it)
-    are passed: the position moves over them here (the caller's transaction, or autocommit).
+    Leading rows that have their vector already (``remember`` stores a new fact's with it, a
+    search embeds a few pending rows of its scope) are passed: the position moves over them
+    here (the caller's transaction, or autocommit).
     """
     position = await index_position(db, kind, model)
     while True:
@@ -251,12 +252,46 @@ async def pending_texts(db: Connection, kind: RecordKind, model: str, limit: int
             position = rows[done - 1][0]
             await _advance(db, kind, model, position)
         if done < len(rows) or len(rows) < limit:
-            return [(seq, text) for seq, text, _ in rows[done:]]
+            # Rows a search already embedded (see `unembedded`) are not embedded twice.
+            return [(seq, text) for seq, text, has_vector in rows[done:] if not has_vector]
+
+
+async def unembedded(
+    db: Connection,
+    kind: RecordKind,
+    models: Sequence[str],
+    flt: SearchFilter,
+    limit: int,
+    *,
+    after: int = 0,
+    among: Sequence[int] | None = None,
+) -> list[tuple[int, str]]:
+    """(seq, text) of the filter's rows after ``after`` that have no vector of any of ``models``, by seq.
+
+    ``among`` restricts the rows to those seqs (a search's full-text candidates).
+    """
+    if among is not None and not among:
+        return []
+    clause, params = where(db, kind, flt)
+    model_marks = ", ".join("?" for _ in models)
+    among_clause = f" AND r.seq IN ({', '.join('?' for _ in among)})" if among is not None else ""
+    rows = await db.execute_fetchall(
+        f"SELECT r.seq, r.{TEXT[kind]} FROM {TABLE[kind]} r WHERE {clause} AND r.seq > ?{among_clause}"
+        f" AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.kind = ? AND v.seq = r.seq AND v.model IN ({model_marks}))"
+        " ORDER BY r.seq LIMIT ?",
+        (*params, after, *(among or ()), kind, *models, limit),
+    )
+    return [(int(row[0]), str(row[1])) for row in rows]
 
 
 async def pending_count(db: Connection, kind: RecordKind, model: str) -> int:
+    """How many records after the model's index position have no vector of it yet."""
     position = await index_position(db, kind, model)
-    cursor = await db.execute(f"SELECT COUNT(*) FROM {TABLE[kind]} WHERE seq > ?", (position,))
+    cursor = await db.execute(
+        f"SELECT COUNT(*) FROM {TABLE[kind]} r WHERE r.seq > ?"
+        " AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.kind = ? AND v.model = ? AND v.seq = r.seq)",
+        (position, kind, model),
+    )
     row = await cursor.fetchone()
     return int(row[0]) if row else 0
 
@@ -483,6 +518,19 @@ class SearchMethods:
     async def pending_texts(self, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
         async with self._sql_read() as db:
             return await pending_texts(db, kind, model, limit)
+
+    async def unembedded(
+        self,
+        kind: RecordKind,
+        models: Sequence[str],
+        flt: SearchFilter,
+        limit: int,
+        *,
+        after: int = 0,
+        among: Sequence[int] | None = None,
+    ) -> list[tuple[int, str]]:
+        async with self._sql_read() as db:
+            return await unembedded(db, kind, models, flt, limit, after=after, among=among)
 
     async def pending_count(self, kind: RecordKind, model: str) -> int:
         async with self._sql_read() as db:
