@@ -21,9 +21,12 @@ def run_example(name: str, cwd: Path) -> str:
     return done.stdout
 
 
-def test_every_example_is_tested() -> None:
+def test_every_example_is_tested_and_documented() -> None:
     tested = {"chat_loop.py", "facts_over_time.py", "postgres.py"}
     assert {path.name for path in EXAMPLES.glob("*.py")} == tested
+    readme = (ROOT / "README.md").read_text()
+    assert all(f"python examples/{name}" in readme for name in tested)
+    assert "pip install 'mnemonite[postgres]'" in readme
 
 
 def test_chat_loop_recalls_earlier_turns_before_answering(tmp_path: Path) -> None:
