@@ -51,6 +51,7 @@ bench: $(DEV)
 	$(PY) bench/ingest.py
 	$(PY) bench/locomo.py
 	$(PY) bench/search_latency.py
+	$(PY) bench/embedding.py
 	$(PY) bench/conflicts.py
 	$(PY) bench/graph.py
 	$(PY) bench/scale.py --sizes 100000
