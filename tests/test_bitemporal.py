@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mnemonite import AddDelta, DeleteDelta, Memory, MemoryConfig, UpdateDelta
+from mnemonite import AddDelta, DeleteDelta, Memory, MemoryConfig, Scope, UpdateDelta
 from mnemonite.store import SQLiteMemoryStore
 from mnemonite.store.postgres import PostgresMemoryStore
 
@@ -36,7 +36,7 @@ async def replay(url: str | None, ops: list[tuple[str, int]]) -> None:
     written = 0
     try:
         for i, (kind, pick) in enumerate(ops):
-            current = await mem.semantic.facts("u", "a")
+            current = await mem.semantic.facts(Scope(user="u", agent="a"))
             target = current[pick % len(current)].id if current else None
             written += kind != "delete" or target is None
             if kind == "add" or target is None:
@@ -50,11 +50,11 @@ async def replay(url: str | None, ops: list[tuple[str, int]]) -> None:
                 await mem.semantic.apply_delta(DeleteDelta(replaces=[target], **prov()))
             await asyncio.sleep(0.001)
             now = datetime.now(UTC)
-            held = await mem.semantic.facts("u", "a")
+            held = await mem.semantic.facts(Scope(user="u", agent="a"))
             snapshots.append((now, {f.id for f in held}, {f.id: f.text for f in held}))
             await asyncio.sleep(0.001)
         for moment, ids, texts in snapshots:
-            replayed = await mem.semantic.facts("u", "a", as_of=moment)
+            replayed = await mem.semantic.facts(Scope(user="u", agent="a"), as_of=moment)
             assert {f.id for f in replayed} == ids
             assert {f.id: f.text for f in replayed} == texts
             assert all(f.status == "active" and f.superseded_at is None for f in replayed)

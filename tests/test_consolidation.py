@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ep
-from mnemonite import ConsolidationRule, FactConflictError, Memory, MemoryConfig, NotFoundError
+from mnemonite import ConsolidationRule, FactConflictError, Memory, MemoryConfig, NotFoundError, Scope
 
 NIGHTLY = ConsolidationRule(id="nightly", when_filter="metadata.intent != 'noop'")
 
@@ -31,7 +31,7 @@ async def test_consolidate_then_apply_as_in_the_spec(mem: Memory) -> None:
     assert [d.kind for d in deltas] == ["add"]
     for delta in deltas:
         await mem.semantic.apply_delta(delta)
-    facts = await mem.semantic.facts(user="alice", agent="rag", as_of=datetime.now(UTC))
+    facts = await mem.semantic.facts(Scope(user="alice", agent="rag"), as_of=datetime.now(UTC))
     assert [f.text for f in facts] == ["Paris"]
 
 

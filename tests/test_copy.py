@@ -18,8 +18,8 @@ runner = CliRunner()
 def snapshot(url: str) -> dict[str, object]:
     """What a user reads back: episodes, facts with their history, the graph, search, the decision log."""
     with SyncMemory.open(url, config=MemoryConfig(track_access=False)) as mem:  # reading changes nothing
-        facts = mem.semantic.facts(USER, AGENT)
-        home = mem.semantic.facts(USER, AGENT, predicate="lives in")[0]
+        facts = mem.semantic.facts(Scope(user=USER, agent=AGENT))
+        home = mem.semantic.facts(Scope(user=USER, agent=AGENT), predicate="lives in")[0]
         people = mem.graph.entities(Scope(user=USER, agent=AGENT))[0]
         return {
             "health": (mem.health().fragment_count, mem.health().fact_count, mem.health().rule_count),
@@ -67,7 +67,8 @@ def test_copy_refuses_a_destination_that_holds_memories(tmp_path: Path) -> None:
     result = runner.invoke(app, ["copy", first, second])
     assert result.exit_code == 1 and "not empty" in result.stderr
     with SyncMemory.open(second) as mem:
-        assert [f.text for f in mem.semantic.facts("u", "a")] == ["I live in Rome"]  # nothing was written
+        held = mem.semantic.facts(Scope(user="u", agent="a"))
+        assert [f.text for f in held] == ["I live in Rome"]  # nothing was written
 
 
 def test_demo_and_commands_take_a_postgres_url(postgres_url: str) -> None:

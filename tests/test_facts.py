@@ -20,6 +20,7 @@ from mnemonite import (
     Memory,
     NoopDelta,
     NotFoundError,
+    Scope,
     UpdateDelta,
 )
 
@@ -201,7 +202,7 @@ async def test_fact_reads_widen_over_agents_and_filter(mem: Memory) -> None:
         await mem.semantic.apply_delta(add(f"from {agent}", user="alice", agent=agent, predicate="p", channels=["c1"]))
     await mem.semantic.apply_delta(add("other user", user="alice2", agent="rag"))
     assert {f.text for f in await mem.semantic.facts("alice")} == {"from rag", "from planner"}
-    assert [f.text for f in await mem.semantic.facts("alice", "rag")] == ["from rag"]
+    assert [f.text for f in await mem.semantic.facts(Scope(user="alice", agent="rag"))] == ["from rag"]
     assert len(await mem.semantic.facts("alice", predicate="p", channel="c1")) == 2
     assert await mem.semantic.facts("alice", channel="c2") == []
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ep
-from mnemonite import ConfigurationError, ConsolidationRule, MemoryConfig, SyncMemory
+from mnemonite import ConfigurationError, ConsolidationRule, MemoryConfig, Scope, SyncMemory
 
 
 def test_sync_memory_end_to_end(tmp_path: Path) -> None:
@@ -16,7 +16,7 @@ def test_sync_memory_end_to_end(tmp_path: Path) -> None:
         assert [e.id for e in mem.episodic.recent("u")] == ["e1"]
         deltas = mem.episodic.consolidate(ConsolidationRule(id="r"))
         mem.semantic.apply_deltas(deltas)
-        assert [f.text for f in mem.semantic.facts("u", "g")] == ["Paris"]
+        assert [f.text for f in mem.semantic.facts(Scope(user="u", agent="g"))] == ["Paris"]
         assert mem.health().fact_count == 1
 
 

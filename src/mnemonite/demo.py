@@ -121,23 +121,24 @@ def run_demo(url: str, console: Console | None = None) -> None:
         latest = mem.episodic.recent(USER, limit=3)
         out.print("[bold]recent('sam', limit=3)[/] — widening read across sessions:")
         for episode in latest:
-            out.print(f"  {episode.timestamp:%Y-%m-%d %H:%M}  [{episode.session}] {episode.content}")
+            out.print(f"  {episode.timestamp:%Y-%m-%d %H:%M}  {escape(f'[{episode.session}] {episode.content}')}")
         out.print()
-        out.print(_facts_table("What Sam's assistant knows now", mem.semantic.facts(USER, AGENT)))
-        home = mem.semantic.facts(USER, AGENT, predicate="lives in")[0]
+        scope = Scope(user=USER, agent=AGENT)
+        out.print(_facts_table("What Sam's assistant knows now", mem.semantic.facts(scope)))
+        home = mem.semantic.facts(scope, predicate="lives in")[0]
         out.print(_facts_table("history of 'lives in': superseded, never overwritten", mem.semantic.history(home.id)))
         first_session, after_first = checkpoints[0]
         out.print(
             _facts_table(
                 f"as_of = just after session {first_session} (system time)",
-                mem.semantic.facts(USER, AGENT, as_of=after_first),
+                mem.semantic.facts(scope, as_of=after_first),
             )
         )
         april = datetime(2026, 4, 15, tzinfo=UTC)
         out.print(
             _facts_table(
                 "valid_at = 2026-04-15 (world time): where did Sam live and work in April?",
-                mem.semantic.facts(USER, AGENT, valid_at=april),
+                mem.semantic.facts(scope, valid_at=april),
             )
         )
         mem.index()  # embed what the background indexer has not reached yet
@@ -148,8 +149,7 @@ def run_demo(url: str, console: Console | None = None) -> None:
         for label, question, tiers in searches:
             out.print(f"[bold]{label}[/] {question!r} — hybrid (full text + vectors) over {' and '.join(tiers)}:")
             for hit in mem.search(Scope(user=USER), question, k=3, tiers=tiers):
-                text = hit.record.content if isinstance(hit.record, Episode) else hit.record.text
-                out.print(f"  {hit.score:.2f}  {hit.tier:<8} {escape(text)}")
+                out.print(f"  {hit.score:.2f}  {hit.tier:<8} {escape(hit.text)}")
         out.print()
         out.print("[bold]semantic.remember[/] — each statement decided by the five-stage conflict pipeline:")
         for statement in REMEMBERED:
@@ -157,8 +157,9 @@ def run_demo(url: str, console: Console | None = None) -> None:
             cosine = "" if d.cosine is None else f", cosine {d.cosine:.2f}"
             out.print(f"  {escape(statement)!r} → [bold]{d.kind}[/] ({d.stage}{cosine})\n      {escape(d.reason)}")
         out.print()
-        scope = Scope(user=USER, agent=AGENT)
-        sam = mem.graph.create_entity(scope, name="Sam", entity_type="person", properties={"diet": "vegetarian"})
+        # The profile is what memory holds now about Sam, so it cannot contradict the tables above.
+        profile = {f.predicate: f.object for f in mem.semantic.facts(scope, subject="Sam") if f.predicate}
+        sam = mem.graph.create_entity(scope, name="Sam", entity_type="person", properties=profile)
         gaia = mem.graph.create_entity(scope, name="Vila Nova de Gaia", entity_type="city")
         mem.graph.relate(scope, source=sam.id, target=gaia.id, relation="LIVES_IN")
         mem.semantic.remember(scope, "Sam cooks risotto every Sunday", memory_type="experience",

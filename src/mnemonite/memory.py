@@ -19,7 +19,7 @@ from mnemonite.models import ConsolidationRule, ConsolidationRun, MigrationPlan,
 from mnemonite.models.fact import MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit, Tier
 from mnemonite.salience import SalienceScorer
-from mnemonite.scope import Scope
+from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store, open_store
 from mnemonite.store.sql_ids import IdKind
@@ -144,7 +144,7 @@ class Memory:
 
     async def search(
         self,
-        scope: Scope,
+        scope: Scope | str,
         query: str,
         k: int = 10,
         *,
@@ -168,7 +168,7 @@ class Memory:
         """
         flt = SearchFilter.model_validate(
             {
-                "scope": scope,
+                "scope": as_scope(scope),
                 "tiers": tiers,
                 "memory_types": memory_types,
                 "tags": tags,

@@ -19,6 +19,7 @@ from mnemonite.errors import MemoryScopeError
 
 __all__ = [
     "Scope",
+    "as_scope",
     "encode_component",
     "episode_key",
     "episode_pattern",
@@ -114,3 +115,12 @@ class Scope(BaseModel):
         if self.session is not None:
             check_id("session", self.session)
         return self
+
+
+def as_scope(scope: Scope | str) -> Scope:
+    """A read's scope: a `Scope`, or a plain user id meaning every agent and session of that user."""
+    if isinstance(scope, Scope):
+        return scope
+    if isinstance(scope, str):
+        return Scope(user=scope)
+    raise MemoryScopeError(f"a scope is a Scope or a user id string, got {type(scope).__name__}")

@@ -106,13 +106,13 @@ class SyncEpisodicTier:
         return self._run(self._tier.recent(user, session, agent, limit=limit))
 
     def salient(
-        self, scope: Scope, *, limit: int = 10, context: SalienceContext | None = None, candidates: int = 200
+        self, scope: Scope | str, *, limit: int = 10, context: SalienceContext | None = None, candidates: int = 200
     ) -> list[SalientEpisode]:
         return self._run(self._tier.salient(scope, limit=limit, context=context, candidates=candidates))
 
     def search(
         self,
-        scope: Scope,
+        scope: Scope | str,
         query: str,
         k: int = 10,
         *,
@@ -146,8 +146,7 @@ class SyncSemanticTier:
 
     def facts(
         self,
-        user: str | Scope,
-        agent: str | None = None,
+        scope: Scope | str,
         *,
         as_of: datetime | None = None,
         valid_at: datetime | None = None,
@@ -159,7 +158,7 @@ class SyncSemanticTier:
     ) -> list[Fact]:
         return self._run(
             self._tier.facts(
-                user, agent, as_of=as_of, valid_at=valid_at, status=status, subject=subject,
+                scope, as_of=as_of, valid_at=valid_at, status=status, subject=subject,
                 predicate=predicate, channel=channel, limit=limit,
             )
         )  # fmt: skip
@@ -208,10 +207,10 @@ class SyncSemanticTier:
     def purge(self, fact_id: str, *, reason: str) -> PurgeRecord:
         return self._run(self._tier.purge(fact_id, reason=reason))
 
-    def purges(self, user: str) -> list[PurgeRecord]:
-        return self._run(self._tier.purges(user))
+    def purges(self, scope: Scope | str) -> list[PurgeRecord]:
+        return self._run(self._tier.purges(scope))
 
-    def conflicts(self, scope: Scope, *, fact_id: str | None = None, limit: int = 100) -> list[ConflictDecision]:
+    def conflicts(self, scope: Scope | str, *, fact_id: str | None = None, limit: int = 100) -> list[ConflictDecision]:
         return self._run(self._tier.conflicts(scope, fact_id=fact_id, limit=limit))
 
     def resolve_pending(self, scope: Scope, judge: ConflictJudge | None = None) -> list[ConflictDecision]:
@@ -228,7 +227,7 @@ class SyncSemanticTier:
 
     def search(
         self,
-        scope: Scope,
+        scope: Scope | str,
         query: str,
         k: int = 10,
         *,
@@ -449,7 +448,7 @@ class SyncMemory:
 
     def search(
         self,
-        scope: Scope,
+        scope: Scope | str,
         query: str,
         k: int = 10,
         *,

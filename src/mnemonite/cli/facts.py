@@ -92,9 +92,12 @@ def facts(
     db: DbOption = None,
 ) -> None:
     """Facts of a user (and agent), with provenance; time-travel with --as-of / --valid-at."""
+    from mnemonite.scope import Scope
+
     moments = when(as_of, "--as-of"), when(valid_at, "--valid-at")
+    scope = Scope(user=user, agent=agent)
     with opened(db, create=False) as mem:
-        found = mem.semantic.facts(user, agent, as_of=moments[0], valid_at=moments[1], predicate=predicate, limit=limit)
+        found = mem.semantic.facts(scope, as_of=moments[0], valid_at=moments[1], predicate=predicate, limit=limit)
     if emit_rows(found, as_json=as_json, nl=nl, as_csv=as_csv):
         return
     rows = [

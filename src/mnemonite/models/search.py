@@ -55,3 +55,8 @@ class SearchHit(Model):
     fused: float = 0.0
     salience: float | None = None
     reranked: bool = False
+
+    @property
+    def text(self) -> str:
+        """The record's text, whichever tier it comes from (an episode's content, a fact's text)."""
+        return self.record.content if isinstance(self.record, Episode) else self.record.text

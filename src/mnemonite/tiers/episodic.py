@@ -11,7 +11,7 @@ from mnemonite.models import ConsolidationRule, Episode, MemoryDelta
 from mnemonite.models.base import Model
 from mnemonite.models.search import SearchFilter, SearchHit
 from mnemonite.salience import RuleBasedScorer, SalienceContext, SalienceScorer
-from mnemonite.scope import Scope
+from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store
 
@@ -95,12 +95,13 @@ class EpisodicTier:
         return episodes
 
     async def salient(
-        self, scope: Scope, *, limit: int = 10, context: SalienceContext | None = None, candidates: int = 200
+        self, scope: Scope | str, *, limit: int = 10, context: SalienceContext | None = None, candidates: int = 200
     ) -> list[SalientEpisode]:
         """The most salient episodes of a scope, best first, scored among the most recently used."""
         context = context or SalienceContext()
+        read = as_scope(scope)
         pool = await self._store.recent(
-            scope.user, scope.session, scope.agent, limit=max(limit, candidates), order="accessed"
+            read.user, read.session, read.agent, limit=max(limit, candidates), order="accessed"
         )
         scored = [SalientEpisode(episode=e, salience=await self._scorer.score(e, context)) for e in pool]
         scored.sort(key=lambda item: item.salience, reverse=True)
@@ -110,7 +111,7 @@ class EpisodicTier:
 
     async def search(
         self,
-        scope: Scope,
+        scope: Scope | str,
         query: str,
         k: int = 10,
         *,
@@ -120,7 +121,7 @@ class EpisodicTier:
         reranker: Reranker | None = None,
     ) -> list[SearchHit]:
         """Hybrid search over this scope's episodes, best first."""
-        flt = SearchFilter(scope=scope, tiers=("episodic",), since=since, until=until)
+        flt = SearchFilter(scope=as_scope(scope), tiers=("episodic",), since=since, until=until)
         return await self._engine.search(query, flt, k, options=options, reranker=reranker)
 
     async def consolidate(self, rule: ConsolidationRule) -> list[MemoryDelta]:

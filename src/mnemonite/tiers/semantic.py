@@ -29,7 +29,7 @@ from mnemonite.models import (
 from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, PurgeRecord
 from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit
-from mnemonite.scope import Scope
+from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store
 from mnemonite.tokens import TokenCounter, default_counter
@@ -229,7 +229,9 @@ class SemanticTier:
     async def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
         """Replace a current fact explicitly: the old one is closed, the new one cites it (SUPERSEDES).
 
-        The new version keeps the old one's entity links unless ``entities=`` is given.
+        The new text is read as `remember` reads it: (subject, predicate, object) from the locale
+        pack unless given as keywords, and a vector from the active embedder. The new version
+        keeps the old one's entity links unless ``entities=`` is given.
         """
         old = await self.get(old_id)
         if old.superseded_at is not None:
@@ -237,7 +239,7 @@ class SemanticTier:
         text = check_text(text)
         now = utcnow()
         extras = fact_extras(self.counter, text, fields.pop("entities", old.entities), fields.pop("summary", None))
-        payload = {"text": text, "user": old.user, "agent": old.agent, "valid_from": now,
+        payload = {"text": text, "user": old.user, "agent": old.agent, "valid_from": now, **self._parts(text, fields),
                    **{k: v for k, v in {**fields, **extras}.items() if v is not None}}  # fmt: skip
         delta = UpdateDelta(replaces=[old_id], fact_payload=payload, source_episode_ids=[], promotion_ts=now,
                             rule_id="supersede", confidence=1.0)  # fmt: skip
@@ -245,12 +247,22 @@ class SemanticTier:
             kind="supersede", stage="explicit", reason="supersede() called", fact_id="", matched_ids=[old_id],
             user=old.user, agent=old.agent, candidate_text=text, decided_at=now,
         )  # fmt: skip
+        embedder = self._engine.active
+        model = (embedder.model, await embedder.embed(text)) if embedder is not None else None
         with span("memory.conflict") as traced:
-            decision, _, _ = await self._store.remember(delta, decision)
+            decision, _, _ = await self._store.remember(delta, decision, model)
             traced(decision)
         if self._after_write is not None:
             await self._after_write()
         return await self.get(decision.fact_id)
+
+    def _parts(self, text: str, fields: dict[str, Any]) -> dict[str, str]:
+        """Subject, predicate and object of a statement: the given ones, else the locale pack's reading."""
+        given = {key: fields.pop(key, None) for key in ("subject", "predicate", "object")}
+        triple = self.locale.split(text)
+        parsed = {} if triple is None else {"subject": triple.subject, "predicate": triple.predicate,
+                                            "object": triple.object}  # fmt: skip
+        return {key: value for key in given if (value := given[key] or parsed.get(key))}
 
     async def forget(self, fact_id: str) -> Fact:
         """Soft-delete a current fact: it stops being believed now, and stays for ``as_of`` replay."""
@@ -275,13 +287,16 @@ class SemanticTier:
             raise InvalidInputError("purge needs a reason (it is kept in the audit log)")
         return await self._store.purge(fact_id, reason.strip())
 
-    async def purges(self, user: str) -> list[PurgeRecord]:
-        """The purge audit rows of a user, oldest first."""
-        return await self._store.purges(user)
+    async def purges(self, scope: Scope | str) -> list[PurgeRecord]:
+        """The purge audit rows of the scope's user, oldest first (a purge is kept per user)."""
+        return await self._store.purges(as_scope(scope).user)
 
-    async def conflicts(self, scope: Scope, *, fact_id: str | None = None, limit: int = 100) -> list[ConflictDecision]:
+    async def conflicts(
+        self, scope: Scope | str, *, fact_id: str | None = None, limit: int = 100
+    ) -> list[ConflictDecision]:
         """The decision log of a scope, oldest first; ``fact_id`` narrows to decisions involving that fact."""
-        return await self._store.conflicts(scope.user, scope.agent, limit=limit, fact_id=fact_id)
+        read = as_scope(scope)
+        return await self._store.conflicts(read.user, read.agent, limit=limit, fact_id=fact_id)
 
     async def resolve_pending(self, scope: Scope, judge: ConflictJudge | None = None) -> list[ConflictDecision]:
         """Ask the judge about every pending fact of the scope; each verdict is applied and logged.
@@ -345,7 +360,7 @@ class SemanticTier:
 
     async def search(
         self,
-        scope: Scope,
+        scope: Scope | str,
         query: str,
         k: int = 10,
         *,
@@ -360,7 +375,7 @@ class SemanticTier:
         """Hybrid search over this scope's facts (current ones, or as of a moment), best first."""
         flt = SearchFilter.model_validate(
             {
-                "scope": scope,
+                "scope": as_scope(scope),
                 "tiers": ("semantic",),
                 "memory_types": memory_types,
                 "tags": tags,
@@ -373,8 +388,7 @@ class SemanticTier:
 
     async def facts(
         self,
-        user: str | Scope,
-        agent: str | None = None,
+        scope: Scope | str,
         *,
         as_of: datetime | None = None,
         valid_at: datetime | None = None,
@@ -384,18 +398,15 @@ class SemanticTier:
         channel: str | None = None,
         limit: int = 100,
     ) -> list[Fact]:
-        """Facts of a (user, agent), newest first; ``agent=None`` widens to all agents.
+        """Facts of a scope, newest first; a scope without an agent (or a plain user id) widens to all agents.
 
         ``as_of`` (system time) replays what memory believed then; ``valid_at`` (world time)
         asks what held then, superseded history included.
         """
-        if isinstance(user, Scope):
-            agent = user.agent if agent is None else agent
-            user = user.user
-        Scope(user=user, agent=agent)
+        read = as_scope(scope)
         query = FactFilter(
-            user=user,
-            agent=agent,
+            user=read.user,
+            agent=read.agent,
             as_of=as_of,
             valid_at=valid_at,
             status=status,
