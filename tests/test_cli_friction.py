@@ -270,3 +270,18 @@ def test_a_failed_open_exits_cleanly_in_a_real_process(in_tmp: Path) -> None:
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 1
     assert done.stderr.splitlines() == ["error: notes.txt is not a SQLite database (SQLite: file is not a database)"]
+
+
+@pytest.mark.parametrize("command", [("index",), ("search", "greeting", "-u", "alice", "--fresh"), ("health",)])
+def test_embedding_shows_a_progress_bar_on_a_terminal(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    from rich.console import Console
+
+    from mnemonite.cli import _common
+
+    ok("--no-embed", "record", "hello there", *WHO, "--db", "m.db")
+    screen = io.StringIO()
+    monkeypatch.setattr(_common, "err", Console(file=screen, force_terminal=True, width=100))
+    ok(*command, "--db", "m.db")
+    assert "embedding" in screen.getvalue() and "1/1" in screen.getvalue()
