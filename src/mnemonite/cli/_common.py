@@ -97,30 +97,36 @@ def opened(db: str | None, *, create: bool, **overrides: object) -> Iterator[Syn
     except BaseException:
         mem.close(finish_indexing=False)
         raise
-    _close(mem, embed=not flags.no_embed and mem.config.index_on_close)
+    _close(mem, embed=not flags.no_embed)
 
 
 def _close(mem: SyncMemory, *, embed: bool) -> None:
-    if not embed or mem.health().pending_embeddings == 0:
+    if not embed:
         mem.close(finish_indexing=False)
         return
     with progress_bar("embedding") as step:
-        mem.close(finish_indexing=True, progress=lambda p: step(p.embedded, p.embedded + p.remaining))
+        mem.close(progress=lambda p: step(p.embedded, p.embedded + p.remaining))
 
 
 @contextmanager
 def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar on stderr; the caller reports ``(done, total)``."""
+    """A progress bar on stderr (a terminal only), drawn from the first ``(done, total)`` the caller reports:
+    nothing at all when there is nothing to do."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    columns = (TextColumn(f"{escape(label)}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
-        task = bar.add_task(label, total=None)
+    columns = (TextColumn(escape(label)), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    bar = Progress(*columns, console=err, transient=True, disable=not err.is_terminal)
+    task = bar.add_task(label, total=None)
 
-        def step(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+    def step(done: int, total: int) -> None:
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(task, completed=done, total=total)
 
+    try:
         yield step
+    finally:
+        bar.stop()
 
 
 class _ModelBuildNotice(logging.Handler):
