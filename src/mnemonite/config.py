@@ -24,7 +24,8 @@ _FALSE = {"0", "false", "no", "off", ""}
 class MemoryConfig(Model):
     """How a `Memory` opens and behaves.
 
-    - ``url``: ``sqlite:///path/to/file.db`` (relative), ``sqlite:////abs/path.db``, or ``sqlite:///:memory:``.
+    - ``url``: ``sqlite:///path/to/file.db`` (relative), ``sqlite:////abs/path.db``, ``sqlite:///:memory:``,
+      a bare SQLite path (``./m.db``, ``/tmp/m.db``) or ``postgresql://user@host/db``.
     - ``track_access``: reads update access counts and last-access times (salience recency uses them).
     - ``consolidate_on_put``: after each put, run the consolidation rules that are due.
     - ``max_episodes_per_run``: the most episodes one consolidation pass claims.
