@@ -285,3 +285,20 @@ def test_embedding_shows_a_progress_bar_on_a_terminal(
     monkeypatch.setattr(_common, "err", Console(file=screen, force_terminal=True, width=100))
     ok(*command, "--db", "m.db")
     assert "embedding" in screen.getvalue() and "1/1" in screen.getvalue()
+
+
+def test_episodes_are_purged_by_id_prefix_or_by_user_and_derived_facts_are_named(tmp_path: Path) -> None:
+    db = ["--db", str(tmp_path / "m.db"), "--no-embed"]
+    meta = ("--meta", "subject=alice", "--meta", "predicate=lives in", "--meta", "object=Oslo")
+    ok(*db, "record", "I live in Oslo", *WHO, "--id", "said-oslo", *meta)
+    ok(*db, "record", "I like tea", *WHO, "--id", "said-tea")
+    ok(*db, "rules", "add", "r", "--every", "1")
+    ok(*db, "consolidate", "r")
+    purged = json.loads(ok(*db, "purge-episodes", "said-o", "--reason", "erasure request", "--json"))
+    assert purged["episode_ids"] == ["said-oslo"] and len(purged["derived_fact_ids"]) == 1
+    assert purged["fact_ids"] == []
+    assert "not both" in fails(*db, "purge-episodes", "said-tea", "-u", "alice", "--reason", "x", code=2)
+    assert "--reason" in fails(*db, "purge-episodes", "said-tea", code=2)
+    assert "no episode" in fails(*db, "purge-episodes", "said-oslo", "--reason", "x")
+    assert "said-tea" in ok(*db, "purge-episodes", "-u", "alice", "--reason", "account closed")
+    assert json.loads(ok(*db, "recent", "-u", "alice", "--json")) == []

@@ -13,6 +13,7 @@ import pytest
 from conftest import at, ep
 from mnemonite import AddDelta, InvalidInputError, Memory, MemoryConfig, Scope, SearchHit, SearchOptions
 from mnemonite.search import hybrid
+from mnemonite.store import sqlite
 
 TEXTS = {
     "hike": "I love hiking in the Alps every summer",
@@ -200,7 +201,7 @@ def test_v1_database_is_upgraded_and_indexed(tmp_path: Path) -> None:
     from mnemonite import SyncMemory
 
     with SyncMemory.open(f"sqlite:///{path}", config=MemoryConfig(embedder="none")) as mem:
-        assert mem.health().schema_version == 5
+        assert mem.health().schema_version == sqlite.SCHEMA_VERSION
         assert [h.record.id for h in mem.search(Scope(user="u"), "violin")] == ["old"]
 
 

@@ -100,6 +100,12 @@ class SyncEpisodicTier:
     def get(self, episode_id: str) -> Episode:
         return self._run(self._tier.get(episode_id))
 
+    def purge(self, episode_id: str, *, reason: str, derived: bool = False) -> PurgeRecord:
+        return self._run(self._tier.purge(episode_id, reason=reason, derived=derived))
+
+    def purge_scope(self, scope: Scope | str, *, reason: str, derived: bool = False) -> PurgeRecord:
+        return self._run(self._tier.purge_scope(scope, reason=reason, derived=derived))
+
     def recent(
         self, user: str | Scope, session: str | None = None, agent: str | None = None, *, limit: int = 10
     ) -> list[Episode]:

@@ -1,4 +1,4 @@
-"""Episodes: ``record`` and ``recent`` (the episodic tier)."""
+"""Episodes: ``record``, ``recent`` and ``purge-episodes`` (the episodic tier)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from mnemonite.cli._common import (
     emit_rows,
     metadata,
     opened,
+    resolve,
     say,
     table,
     text_argument,
@@ -74,3 +75,40 @@ def recent(
         return
     rows = [(f"{x.timestamp:%Y-%m-%d %H:%M:%S}", x.session, x.agent, x.id, x.content) for x in episodes]
     table(("time", "session", "agent", "id", "content"), rows)
+
+
+@app.command("purge-episodes")
+def purge_episodes(
+    episode_id: Annotated[
+        str | None, typer.Argument(help="The episode (id or unique prefix); leave out to purge a whole scope.")
+    ] = None,
+    reason: Annotated[str, typer.Option(help="Why (kept in the audit log), e.g. 'GDPR erasure request'.")] = "",
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Purge everything this user said.")] = None,
+    session: OptionalSession = None,
+    agent: OptionalAgent = None,
+    derived: Annotated[
+        bool, typer.Option("--derived", help="Also purge the facts promoted from these episodes (default: keep them).")
+    ] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Remove episodes for good (privacy requests) and name the facts derived from them; audited."""
+    from mnemonite.scope import Scope
+
+    if (episode_id is None) == (user is None):
+        raise typer.BadParameter("give an EPISODE_ID or --user (with --session/--agent to narrow), not both")
+    if not reason.strip():
+        raise typer.BadParameter("--reason is required: it is kept in the audit log")
+    with opened(db, create=False) as mem:
+        if episode_id is not None:
+            done = mem.episodic.purge(resolve(mem, "episode", episode_id), reason=reason, derived=derived)
+        else:
+            assert user is not None
+            scope = Scope(user=user, session=session, agent=agent)
+            done = mem.episodic.purge_scope(scope, reason=reason, derived=derived)
+    if emit_one(done, as_json=as_json):
+        return
+    say(f"purged {len(done.episode_ids)} episode(s): {e(', '.join(done.episode_ids))}")
+    if done.derived_fact_ids:
+        verb = "purged" if derived else "kept (use --derived to purge them)"
+        say(f"facts derived from them, {verb}: {e(', '.join(done.derived_fact_ids))}")

@@ -70,11 +70,18 @@ class JudgeVerdict(Model):
 
 
 class PurgeRecord(Model):
-    """The audit row left when facts are really removed (a privacy request); the text is not kept."""
+    """The audit row left when facts or episodes are really removed (a privacy request); no text is kept.
+
+    ``fact_ids``: the facts removed. ``episode_ids``: the episodes removed (an episode purge);
+    ``derived_fact_ids``: the facts promoted from those episodes — removed too (then also in
+    ``fact_ids``) or kept, as the purge was asked. ``agent`` is None for a purge of a whole user.
+    """
 
     id: str = Field(default_factory=new_id)
     fact_ids: list[str]
+    episode_ids: list[str] = Field(default_factory=list)
+    derived_fact_ids: list[str] = Field(default_factory=list)
     user: str
-    agent: str
+    agent: str | None
     reason: str
     purged_at: AwareDatetime

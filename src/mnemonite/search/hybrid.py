@@ -277,8 +277,8 @@ class SearchEngine:
         kind = KIND_OF_TIER[tier]
         models = [r.model for r in readers]
         last, purged, indexed = await self._store.positions(kind, models)
-        if purged != self._purged:  # facts were removed for good (here or by another process): forget them
-            self._users.drop(lambda key: key[0] != "fact")
+        if purged != self._purged:  # records were removed for good (here or by another process): forget them
+            self._users.drop(lambda key: False)
             self._purged = purged
         index = await self._user(kind, flt.scope.user)
         allowed = await self._store.selected(kind, flt) if _narrows(kind, flt) else None

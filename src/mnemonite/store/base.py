@@ -31,6 +31,7 @@ from mnemonite.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecor
 from mnemonite.models.fact import FactFilter
 from mnemonite.models.graph import Direction, Edge, Entity, GraphStats, RecallOptions
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
+from mnemonite.scope import Scope
 from mnemonite.store.sql_ids import IdKind
 
 __all__ = ["FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store", "VectorSearchStore"]
@@ -89,6 +90,7 @@ class ConflictStore(Protocol):
     async def log_decision(self, decision: ConflictDecision) -> None: ...
     async def purge(self, fact_id: str, reason: str) -> PurgeRecord: ...
     async def purges(self, user: str) -> list[PurgeRecord]: ...
+    async def purge_episodes(self, target: str | Scope, reason: str, derived: bool) -> PurgeRecord: ...
 
 
 @runtime_checkable

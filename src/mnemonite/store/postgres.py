@@ -50,6 +50,7 @@ from mnemonite.store.sql import TABLES, PgConnection
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
+from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_search import Matrix, SearchMethods
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ SCHEMA_FILES = (
     (5, "005_search.sql"),
     (6, "006_graph.sql"),
     (7, "007_recent.sql"),
+    (8, "008_episode_purges.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 PGVECTOR_MIN = (0, 8)
@@ -140,7 +142,7 @@ def _retried(
     return cast(Callable[Concatenate[S, P], Coroutine[Any, Any, T]], functools.wraps(method)(again))
 
 
-class PostgresMemoryStore(ConflictMethods, SearchMethods, GraphMethods, IdMethods):
+class PostgresMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods):
     """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
     that gives no connection within ``timeout`` seconds counts as unreachable.
 

@@ -198,11 +198,20 @@ async def purge(db: Connection, fact_id: str, reason: str, now: datetime) -> Pur
     )
     await _redact_deltas(db, ids)
     record = PurgeRecord(fact_ids=ids, user=chain[0].user, agent=chain[0].agent, reason=reason, purged_at=now)
-    await db.execute(
-        "INSERT INTO purges (id, user_id, agent_id, fact_ids, reason, purged_at) VALUES (?, ?, ?, ?, ?, ?)",
-        (record.id, record.user, record.agent, dumps(ids), reason, to_text(now)),
-    )
+    await insert_purge(db, record)
     return record
+
+
+async def insert_purge(db: Connection, record: PurgeRecord) -> None:
+    """The audit row of a purge (it moves the purge log, which search caches watch)."""
+    await db.execute(
+        "INSERT INTO purges (id, user_id, agent_id, fact_ids, episode_ids, derived_fact_ids, reason, purged_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.id, record.user, record.agent or "", dumps(record.fact_ids), dumps(record.episode_ids),
+            dumps(record.derived_fact_ids), record.reason, to_text(record.purged_at),
+        ),
+    )  # fmt: skip
 
 
 async def _redact_deltas(db: Connection, ids: list[str]) -> None:
@@ -218,10 +227,21 @@ async def _redact_deltas(db: Connection, ids: list[str]) -> None:
 
 async def purges(db: Connection, user: str) -> list[PurgeRecord]:
     cursor = await db.execute(
-        "SELECT id, fact_ids, user_id, agent_id, reason, purged_at FROM purges WHERE user_id = ? ORDER BY seq", (user,)
+        "SELECT id, fact_ids, episode_ids, derived_fact_ids, user_id, agent_id, reason, purged_at FROM purges"
+        " WHERE user_id = ? ORDER BY seq",
+        (user,),
     )
     return [
-        PurgeRecord(id=r[0], fact_ids=orjson.loads(r[1]), user=r[2], agent=r[3], reason=r[4], purged_at=from_text(r[5]))
+        PurgeRecord(
+            id=r[0],
+            fact_ids=orjson.loads(r[1]),
+            episode_ids=orjson.loads(r[2] or "[]"),
+            derived_fact_ids=orjson.loads(r[3] or "[]"),
+            user=r[4],
+            agent=r[5] or None,
+            reason=r[6],
+            purged_at=from_text(r[7]),
+        )
         for r in await cursor.fetchall()
     ]
 

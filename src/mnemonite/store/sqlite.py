@@ -42,6 +42,7 @@ from mnemonite.store.rows import episode_values
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
+from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_search import SearchMethods
 
 __all__ = ["SQLiteMemoryStore"]
@@ -52,6 +53,7 @@ SCHEMA_FILES = (
     (3, "003_conflicts.sql"),
     (4, "004_graph.sql"),
     (5, "005_recent.sql"),
+    (6, "006_episode_purges.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _BUSY_TIMEOUT_MS = 10_000
@@ -72,7 +74,7 @@ _EPISODE_INSERT = (
 )
 
 
-class SQLiteMemoryStore(ConflictMethods, SearchMethods, GraphMethods, IdMethods):
+class SQLiteMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
     def __init__(self, path: Path | str = "mnemonite.db") -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from mnemonite.errors import InvalidInputError, MemoryScopeError, NotFoundError
 from mnemonite.models import ConsolidationRule, Episode, MemoryDelta
 from mnemonite.models.base import Model
+from mnemonite.models.conflict import PurgeRecord
 from mnemonite.models.search import SearchFilter, SearchHit
 from mnemonite.salience import RuleBasedScorer, SalienceContext, SalienceScorer
 from mnemonite.scope import Scope, as_scope
@@ -85,6 +86,20 @@ class EpisodicTier:
             raise NotFoundError(f"no episode with id {episode_id!r}")
         return episode
 
+    async def purge(self, episode_id: str, *, reason: str, derived: bool = False) -> PurgeRecord:
+        """Remove an episode for good (a privacy request: what a user said), in one transaction.
+
+        Its vector and full-text rows go with it, and search never returns it again. The facts
+        promoted from it are named in the returned `PurgeRecord` (``derived_fact_ids``); with
+        ``derived=True`` they are purged too, with their supersede chains. The record, without
+        any text, stays in `mem.semantic.purges`.
+        """
+        return await self._store.purge_episodes(episode_id, _reason(reason), derived)
+
+    async def purge_scope(self, scope: Scope | str, *, reason: str, derived: bool = False) -> PurgeRecord:
+        """`purge` every episode of a scope (a user id: everything that user said, in every session)."""
+        return await self._store.purge_episodes(as_scope(scope), _reason(reason), derived)
+
     async def recent(
         self, user: str | Scope, session: str | None = None, agent: str | None = None, *, limit: int = 10
     ) -> list[Episode]:
@@ -146,3 +161,9 @@ def _with_scope(episode: Episode, user: str | None, session: str | None, agent: 
     if not isinstance(episode, Episode):
         raise InvalidInputError(f"expected an Episode, got {type(episode).__name__}")
     return episode.in_scope(user, session, agent)
+
+
+def _reason(reason: str) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidInputError("purge needs a reason (it is kept in the audit log)")
+    return reason.strip()
