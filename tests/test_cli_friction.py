@@ -302,3 +302,20 @@ def test_episodes_are_purged_by_id_prefix_or_by_user_and_derived_facts_are_named
     assert "no episode" in fails(*db, "purge-episodes", "said-oslo", "--reason", "x")
     assert "said-tea" in ok(*db, "purge-episodes", "-u", "alice", "--reason", "account closed")
     assert json.loads(ok(*db, "recent", "-u", "alice", "--json")) == []
+
+
+def test_export_then_import_round_trips_and_refuses_damage(tmp_path: Path) -> None:
+    first, second = ["--db", str(tmp_path / "a.db"), "--no-embed"], ["--db", str(tmp_path / "b.db"), "--no-embed"]
+    ok(*first, "record", "I keep bees [hobby]", *WHO, "--id", "bees")
+    exported = json.loads(ok(*first, "export", str(tmp_path / "m.jsonl"), "--json"))
+    assert exported["counts"]["episodes"] == 1
+    imported = json.loads(ok(*second, "import", str(tmp_path / "m.jsonl"), "--json"))
+    assert imported["sha256"] == exported["sha256"]
+    assert json.loads(ok(*second, "recent", "-u", "alice", "--json"))[0]["content"] == "I keep bees [hobby]"
+    assert "not empty" in fails(*second, "import", str(tmp_path / "m.jsonl"))
+    assert "no export file" in fails(*second, "import", str(tmp_path / "missing.jsonl"))
+    (tmp_path / "m.jsonl").write_text((tmp_path / "m.jsonl").read_text().replace("bees", "wasps"))
+    assert "edited or damaged" in fails("--db", str(tmp_path / "c.db"), "import", str(tmp_path / "m.jsonl"))
+    assert not (tmp_path / "c.db").exists()
+    assert "no database" in fails("--db", str(tmp_path / "none.db"), "export", str(tmp_path / "n.jsonl"))
+    assert not (tmp_path / "none.db").exists() and not (tmp_path / "n.jsonl").exists()

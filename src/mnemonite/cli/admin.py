@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -16,6 +16,7 @@ from mnemonite.cli._common import (
     emit_one,
     emit_rows,
     err,
+    globals_,
     opened,
     progress_bar,
     say,
@@ -56,6 +57,69 @@ def migrate(
         mem.migrate(plan)
     if not emit_one({"applied": str(plan_file)}, as_json=as_json):
         say(f"applied {e(plan_file)}")
+
+
+def _table_progress() -> Any:
+    """A rich bar per table (on a terminal), and the callback that drives them."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+
+    columns = (TextColumn("{task.description:>16}"), BarColumn(), MofNCompleteColumn())
+    progress = Progress(*columns, console=err, transient=True, disable=not err.is_terminal)
+    tasks: dict[str, TaskID] = {}
+
+    def step(name: str, done: int, total: int) -> None:
+        if name not in tasks:
+            tasks[name] = progress.add_task(name, total=total)
+        progress.update(tasks[name], completed=done)
+
+    return progress, step
+
+
+def _url(db: str | None) -> str:
+    from mnemonite.config import MemoryConfig
+
+    return MemoryConfig.from_env(None, url=db or globals_().db).url
+
+
+@app.command("export")
+def export(
+    file: Annotated[Path, typer.Argument(help="The JSON-lines file to write (replaced whole when done).")],
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Write the whole memory (every record, its history, the audit logs, vectors) to a JSON-lines file."""
+    import asyncio
+
+    from mnemonite.transfer import export_memory
+
+    progress, step = _table_progress()
+    with progress:
+        report = asyncio.run(export_memory(_url(db), file, progress=step))
+    _transfer_summary(report, "exported", as_json)
+
+
+@app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="A file written by `mnemonite export`.")],
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Load an export into an empty memory (created if missing) after checking its counts and hash."""
+    import asyncio
+
+    from mnemonite.transfer import import_memory
+
+    progress, step = _table_progress()
+    with progress:
+        report = asyncio.run(import_memory(file, _url(db), progress=step))
+    _transfer_summary(report, "imported", as_json)
+
+
+def _transfer_summary(report: Any, verb: str, as_json: bool) -> None:
+    summary = {"file": str(report.path), "counts": report.counts, "sha256": report.sha256}
+    if not emit_one(summary, as_json=as_json):
+        table(("table", "rows"), [(name, n) for name, n in report.counts.items() if n])
+        say(f"{verb} {sum(report.counts.values())} rows; sha256 {report.sha256}")
 
 
 @app.command()

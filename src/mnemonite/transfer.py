@@ -1,0 +1,238 @@
+"""A whole memory as one JSON-lines file: ``mnemonite export FILE`` and ``mnemonite import FILE``.
+
+The file is a header line (format, version, the mnemonite that wrote it, the migration plans
+applied to the source), one line per row of every table (``{"row": {...}, "table": ...}``,
+keys sorted, vectors as base64 float32 under ``"vector"``), in the order `copy` writes them
+(parents first, rows by primary key), and a trailer with every table's row count and the
+sha256 of the row lines. Rows keep their ``seq`` numbers, so vectors, rule checkpoints and
+the indexer's positions stay valid; facts keep their whole history (superseded and forgotten
+versions, lineage), and the delta and decision logs come along. The same memory gives the same
+row lines, hence the same hash, from SQLite and from PostgreSQL.
+
+`import_memory` reads the whole file first (hash and counts checked against the trailer), then
+writes it into an empty memory in one transaction: a truncated or edited file, or a failure
+half-way, leaves the destination as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from mnemonite._time import to_text, utcnow
+from mnemonite.copy import (
+    GENERATED,
+    VECTOR_COLUMNS,
+    _chunks,
+    _columns,
+    _counts,
+    _embedders,
+    _finish,
+    _insert,
+    _reading,
+    _writing,
+)
+from mnemonite.errors import InvalidInputError, NotFoundError, StoreError
+from mnemonite.models import MigrationPlan
+from mnemonite.store import Store, open_store
+from mnemonite.store.sql import TABLES
+from mnemonite.store.sql_search import set_embedder
+
+__all__ = ["FORMAT", "TransferReport", "export_memory", "import_memory"]
+
+FORMAT, VERSION = "mnemonite-export", 1
+Progress = Callable[[str, int, int], object]  # (table, rows done, rows in the table)
+_KNOWN = {table for table, _ in TABLES}
+
+
+@dataclass(frozen=True)
+class TransferReport:
+    """What an export wrote or an import read: rows per table and the sha256 of the row lines."""
+
+    path: Path
+    counts: dict[str, int]
+    sha256: str
+
+
+async def export_memory(url: str, path: str | Path, *, progress: Progress | None = None) -> TransferReport:
+    """Write the whole memory at ``url`` to ``path`` (replaced whole at the end, never half-written)."""
+    target = Path(path)
+    source = await open_store(url, create=False)
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        with partial.open("wb") as out:
+            report = await _export(source, out, progress)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+        await source.close()
+    return TransferReport(target, report[0], report[1])
+
+
+async def _export(source: Store, out: Any, progress: Progress | None) -> tuple[dict[str, int], str]:
+    counts, digest = await _counts(source), hashlib.sha256()
+    async with _reading(source) as db:
+        cursor = await db.execute("SELECT body FROM schema_version WHERE kind = 'plan' ORDER BY version")
+        plans = [orjson.loads(row[0]) for row in await cursor.fetchall()]
+    header = {"format": FORMAT, "version": VERSION, "mnemonite": _version(), "created": to_text(utcnow())}
+    out.write(orjson.dumps({**header, "plans": plans, "tables": [t for t, _ in TABLES]}) + b"\n")
+    for table, key in TABLES:
+        async with _reading(source) as db:
+            columns = [c for c in await _columns(db, table) if c not in GENERATED]
+        names = ["vector" if c in VECTOR_COLUMNS else c for c in columns]
+        done = 0
+        async for rows in _chunks(source, table, columns, key):
+            for row in rows:
+                line = _row_line(table, names, row)
+                digest.update(line)
+                out.write(line)
+            done += len(rows)
+            if progress is not None:
+                progress(table, done, counts[table])
+    out.write(orjson.dumps({"end": True, "counts": counts, "sha256": digest.hexdigest()}) + b"\n")
+    return counts, digest.hexdigest()
+
+
+def _row_line(table: str, names: list[str], row: list[Any]) -> bytes:
+    values = {
+        n: {"$b64": base64.b64encode(v).decode()} if isinstance(v, bytes) else v
+        for n, v in zip(names, row, strict=True)
+    }
+    return orjson.dumps({"row": values, "table": table}, option=orjson.OPT_SORT_KEYS) + b"\n"
+
+
+async def import_memory(path: str | Path, url: str, *, progress: Progress | None = None) -> TransferReport:
+    """Load the export at ``path`` into the empty memory at ``url`` (created if missing), in one transaction.
+
+    Raises `NotFoundError` for a missing file, `InvalidInputError` for a file that is not a
+    mnemonite export, was cut short or edited (hash or counts differ), or a destination that
+    holds memories already; nothing is written then.
+    """
+    source = Path(path)
+    header, counts, sha = await asyncio.to_thread(_verify, source)
+    destination = await open_store(url)
+    try:
+        await _load(source, header, counts, destination, progress)
+    finally:
+        await destination.close()
+    return TransferReport(source, counts, sha)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    with path.open("rb") as handle:
+        yield from enumerate(handle, start=1)
+
+
+def _parse(number: int, line: bytes) -> dict[str, Any]:
+    try:
+        parsed = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise InvalidInputError(f"line {number} is not JSON: not a mnemonite export, or a damaged one") from None
+    if not isinstance(parsed, dict):
+        raise InvalidInputError(f"line {number} is not a JSON object: not a mnemonite export")
+    return parsed
+
+
+def _verify(path: Path) -> tuple[dict[str, Any], dict[str, int], str]:
+    """Read the whole file: header, rows (hash, counts, known tables), trailer; raise on any mismatch."""
+    if not path.is_file():
+        raise NotFoundError(f"no export file at {path}")
+    header: dict[str, Any] | None = None
+    trailer: dict[str, Any] | None = None
+    counts, digest = dict.fromkeys(_KNOWN, 0), hashlib.sha256()
+    for number, line in _lines(path):
+        item = _parse(number, line)
+        if header is None:
+            header = _check_header(item)
+        elif trailer is not None:
+            raise InvalidInputError(f"line {number} follows the export's last line: the file was edited")
+        elif item.get("end") is True:
+            trailer = item
+        elif item.get("table") in _KNOWN and isinstance(item.get("row"), dict):
+            counts[item["table"]] += 1
+            digest.update(line)
+        else:
+            raise InvalidInputError(f"line {number} is not a row of a known table")
+    if header is None or trailer is None:
+        raise InvalidInputError(
+            f"{path} is {'empty' if header is None else 'cut short (no final line)'}: export it again"
+        )
+    if trailer.get("counts") != counts or trailer.get("sha256") != digest.hexdigest():
+        raise InvalidInputError(f"{path} does not match its own counts and hash: it was edited or damaged")
+    return header, counts, digest.hexdigest()
+
+
+def _check_header(item: dict[str, Any]) -> dict[str, Any]:
+    if item.get("format") != FORMAT:
+        raise InvalidInputError("not a mnemonite export (its first line does not name the format)")
+    if item.get("version") != VERSION:
+        raise InvalidInputError(
+            f"export format version {item.get('version')!r}; this mnemonite reads version {VERSION}: upgrade mnemonite"
+        )
+    return item
+
+
+async def _load(
+    path: Path, header: dict[str, Any], counts: dict[str, int], destination: Store, progress: Progress | None
+) -> None:
+    before = await _counts(destination)
+    if any(before.values()):
+        taken = ", ".join(f"{table}: {n}" for table, n in before.items() if n)
+        raise InvalidInputError(f"the destination is not empty ({taken}); import into a new database")
+    for plan in header.get("plans", []):
+        await destination.migrate(MigrationPlan.model_validate(plan))
+    async with _writing(destination) as db:
+        for table, rows in _tables(path):
+            available = set(await _columns(db, table)) | VECTOR_COLUMNS
+            columns = list(rows[0])
+            missing = [c for c in columns if c not in available]
+            if missing:
+                raise StoreError(
+                    f"the destination's {table} table has no column {missing[0]!r}; upgrade mnemonite there"
+                )
+            await _insert(db, table, columns, [[_value(row[c]) for c in columns] for row in rows])
+            if progress is not None:
+                progress(table, len(rows), counts[table])
+        await _finish(db)
+        for model, dimensions, role in await _embedders(db):
+            await set_embedder(db, model, dimensions, role)
+
+
+def _tables(path: Path, chunk: int = 5_000) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """The file's rows, as (table, rows) runs of at most ``chunk`` rows of one table."""
+    table, rows = "", list[dict[str, Any]]()
+    for number, line in _lines(path):
+        item = _parse(number, line)
+        if "row" not in item:
+            continue
+        if rows and (item["table"] != table or len(rows) == chunk):
+            yield table, rows
+            rows = []
+        table = item["table"]
+        rows.append(item["row"])
+    if rows:
+        yield table, rows
+
+
+def _encoded(value: Any) -> Any:
+    return {"$b64": base64.b64encode(value).decode()} if isinstance(value, bytes) else value
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, dict) and "$b64" in value:
+        return base64.b64decode(value["$b64"])
+    return value
+
+
+def _version() -> str:
+    from mnemonite import __version__
+
+    return __version__
