@@ -21,6 +21,7 @@ from mnemonite import (
     StoreUnavailableError,
 )
 from mnemonite.store import open_store, sqlite_path
+from mnemonite.store.sqlite import SCHEMA_VERSION
 
 
 async def test_bootstrap_is_idempotent_and_enables_wal(tmp_path: Path) -> None:
@@ -30,7 +31,8 @@ async def test_bootstrap_is_idempotent_and_enables_wal(tmp_path: Path) -> None:
     await store.put(ep("e1"), user="u", session="s", agent="a")
     await store.bootstrap()
     health = await store.health(deep=True)
-    assert (health.ok, health.journal_mode, health.fragment_count, health.schema_version) == (True, "wal", 1, 5)
+    latest = SCHEMA_VERSION
+    assert (health.ok, health.journal_mode, health.fragment_count, health.schema_version) == (True, "wal", 1, latest)
     assert health.integrity == "ok" and (await store.health()).integrity is None
     assert health.size_bytes and health.size_bytes > 0
     await store.close()
