@@ -93,8 +93,9 @@ def episodes_for(session: str) -> list[Episode]:
 
 def _facts_table(title: str, facts: list[Fact]) -> Table:
     table = Table(title=title, title_justify="left")
-    for column in ("predicate · object", "valid", "status", "source"):
-        table.add_column(column, no_wrap=True)
+    table.add_column("predicate · object", overflow="fold")  # wraps on a narrow terminal; dates and states never cut
+    for column, width in (("valid", 23), ("status", 10), ("source", 12)):
+        table.add_column(column, no_wrap=True, min_width=width)
     for fact in sorted(facts, key=lambda f: (f.predicate or "", f.valid_from)):
         valid_to = fact.valid_to.date().isoformat() if fact.valid_to else "now"
         interval = f"{fact.valid_from.date().isoformat()} → {valid_to}"
