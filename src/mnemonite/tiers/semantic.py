@@ -180,16 +180,15 @@ class SemanticTier:
         neighbours: list[tuple[Fact, float]] = []
         if vector is not None:
             neighbours = await self._nearest(user, agent, vector, self.thresholds.top_k)
+        names = await self._names(user, agent)
         given = (fields["subject"], fields["predicate"], fields["object"])
-        parsed = self.locale.split(text)
+        parsed = self.locale.split(text, names)
         triple = pipeline.Triple(*given) if given[0] and given[1] and given[2] else parsed
         same: list[Fact] = []
         if triple is not None and exact is None:
             parts = {"subject": triple.subject, "predicate": triple.predicate, "object": triple.object}
             fields = {**fields, **{key: fields[key] or value for key, value in parts.items()}}
-            same = await self._store.facts(
-                FactFilter(user=user, agent=agent, subject=triple.subject, predicate=triple.predicate)
-            )
+            same = await self._same_predicate(user, agent, triple, names)
         outcome = pipeline.decide(
             text,
             exact=exact,
@@ -198,6 +197,8 @@ class SemanticTier:
             pack=self.locale,
             thresholds=self.thresholds,
             triple=triple,
+            names=names,
+            judged=self.judge is not None,
         )
         now = utcnow()
         provenance = {"source_episode_ids": sources, "promotion_ts": now, "rule_id": rule_id,
@@ -222,9 +223,65 @@ class SemanticTier:
             model = (embedder.model, vector) if embedder is not None and vector is not None else None
             decision, _, _ = await self._store.remember(delta, decision, model)
             traced(decision)
+        await self._learn_names(user, agent, text, names)
         if self._after_write is not None:
             await self._after_write()
         return decision
+
+    # -- who "I" is: the user's names and aliases ---------------------------------------------
+
+    async def add_names(self, scope: Scope, *names: str) -> list[str]:
+        """Record names the scope's user goes by ("Jo", "Joanna"); returns every name known.
+
+        A statement about one of them is a statement about the user ("Jo moved to Riga" meets
+        "I live in Oslo"). Names are also learned from what the user says ("I'm Jo", "my name is
+        Jo", "call me Jo"), and the user id counts as one when it is a plain word. Each name is
+        kept as a fact (subject ``user``, predicate ``alias``), so it is audited and can be forgotten.
+        """
+        user, agent = fact_scope(scope)
+        cleaned = [pipeline.check_name(name, self.locale) for name in names]
+        known = await self._names(user, agent)
+        await self._write_names(user, agent, [name for name in dict.fromkeys(cleaned) if name not in known])
+        return sorted(await self._names(user, agent))
+
+    async def names(self, scope: Scope) -> list[str]:
+        """The names the scope's user goes by, lower-cased (see `add_names`)."""
+        user, agent = fact_scope(scope)
+        return sorted(await self._names(user, agent))
+
+    async def _names(self, user: str, agent: str) -> frozenset[str]:
+        held = await self._store.facts(FactFilter(user=user, agent=agent, subject=pipeline.USER, limit=1000))
+        found = {fact.object for fact in held if fact.predicate in ("alias", "name") and fact.object}
+        if user.isalpha():
+            found.add(user.lower())
+        return frozenset(found - set(self.locale.first_person))
+
+    async def _learn_names(self, user: str, agent: str, text: str, known: frozenset[str]) -> None:
+        learned = [name for name in self.locale.declared_names(text) if name not in known]
+        if learned:
+            await self._write_names(user, agent, list(dict.fromkeys(learned)))
+
+    async def _write_names(self, user: str, agent: str, names: list[str]) -> None:
+        now = utcnow()
+        deltas = [
+            AddDelta(source_episode_ids=[], promotion_ts=now, rule_id="names", confidence=1.0,
+                     fact_payload={"text": f"My name is {name.title()}", "user": user, "agent": agent,
+                                   "subject": pipeline.USER, "predicate": "alias", "object": name, "valid_from": now})
+            for name in names
+        ]  # fmt: skip
+        if deltas:
+            await self._store.apply_deltas(deltas)
+
+    async def _same_predicate(
+        self, user: str, agent: str, triple: pipeline.Triple, names: frozenset[str]
+    ) -> list[Fact]:
+        """Held facts stored with the candidate's (subject, predicate), under any of the user's names."""
+        subjects = [triple.subject, *sorted(names)] if triple.subject == pipeline.USER else [triple.subject]
+        found: list[Fact] = []
+        for subject in subjects:
+            flt = FactFilter(user=user, agent=agent, subject=subject, predicate=triple.predicate)
+            found.extend(await self._store.facts(flt))
+        return found
 
     async def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
         """Replace a current fact explicitly: the old one is closed, the new one cites it (SUPERSEDES).
