@@ -89,6 +89,8 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"{_OBJ} is {_POSS} (?:favourite|favorite) (?P<what>[\w ]+)",
                    predicate="favourite_{what}"),
         Normaliser(pattern=rf"{_POSS} {_PARTNER}(?:'s name)? is (?:called |named )?{_OBJ}", predicate="partner"),
+        Normaliser(pattern=rf"(?P<object>[\w ]+) is {_POSS} {_PARTNER}", predicate="partner"),
+        Normaliser(pattern=rf"(?P<object>[\w ]+) is {_POSS} (?:manager|boss)", predicate="manager"),
         Normaliser(pattern=rf"{_POSS} name is {_OBJ}", predicate="name"),
         Normaliser(pattern=rf"{_SUBJ} (?:am|is|are) (?:called|named) {_OBJ}", predicate="name"),
         Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|got) (?:married|engaged) to {_OBJ}", predicate="partner"),
@@ -106,17 +108,25 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"{_POSS} (?:manager|boss) is {_OBJ}", predicate="manager"),
         Normaliser(pattern=rf"{_POSS} (?:email|email address) is {_OBJ}", predicate="email"),
         Normaliser(pattern=rf"{_POSS} (?:birthday|date of birth) is (?:on )?{_OBJ}", predicate="birthday"),
-        Normaliser(pattern=rf"{_SUBJ} (?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|adore|adores) {_OBJ}",
-                   predicate="likes", single_valued=False),
+        Normaliser(pattern=rf"{_SUBJ} (?:was|were) born in {_OBJ}", predicate="birthplace"),
+        Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:was|were) born", predicate="birthplace"),
+        Normaliser(pattern=rf"{_SUBJ} (?:would rather|prefer to|prefers to) (?:drink |eat |have |use |go )?"
+                   r"(?P<object>.+?)(?: than .+| over .+| instead of .+)?", predicate="likes", single_valued=False),
+        Normaliser(pattern=rf"{_SUBJ} (?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|adore|adores)"
+                   r" (?P<object>.+?)(?: best| most| the most| over .+| to .+| than .+)?", predicate="likes",
+                   single_valued=False),
         Normaliser(pattern=rf"{_SUBJ} (?:dislike|dislikes|hate|hates) {_OBJ}", predicate="dislikes",
                    single_valued=False),
-        Normaliser(pattern=rf"{_SUBJ} (?:have|has|own|owns) {_OBJ}", predicate="has", single_valued=False),
-        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are) (?:a|an) {_OBJ}", predicate="is_a", single_valued=False),
+        Normaliser(pattern=rf"{_SUBJ} (?:have|has|own|owns|got) {_OBJ}", predicate="has", single_valued=False),
         # Any other verb: its stem is the predicate, additive unless the pack says otherwise.
         Normaliser(pattern=rf"{_ONE} (?:am|is|are) (?P<what>\w+ing)(?: {_OBJ})?", predicate="{what}",
-                   single_valued=False),
-        Normaliser(pattern=rf"{_ONE} (?:am|is|are) {_OBJ}", predicate="is", single_valued=False),
-        Normaliser(pattern=rf"{_ONE} (?P<what>\w+)(?: {_OBJ})?", predicate="{what}", single_valued=False),
+                   single_valued=False, fallback=True),
+        Normaliser(pattern=rf"{_ONE} (?:am|is|are) {_OBJ}", predicate="is", single_valued=False, fallback=True),
+        # "every morning i go for a run": a phrase before a first-person subject
+        Normaliser(pattern=rf"(?:[\w' ]+ )?(?P<subject>i|we) (?P<what>\w+)(?: {_OBJ})?", predicate="{what}",
+                   single_valued=False, fallback=True),
+        Normaliser(pattern=rf"{_ONE} (?P<what>\w+)(?: {_OBJ})?", predicate="{what}", single_valued=False,
+                   fallback=True),
     ],
 )
 # fmt: on

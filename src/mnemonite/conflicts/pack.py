@@ -53,6 +53,7 @@ class Normaliser(Model):
     pattern: str
     predicate: str
     single_valued: bool = True
+    fallback: bool = Field(default=False, description="tried only on a clause that says its own subject")
 
     @field_validator("pattern")
     @classmethod
@@ -149,13 +150,21 @@ class LocalePack(Model):
         """
         known = frozenset(names)
         clauses = [c.strip() for c in _CLAUSE.split(self._prepare(text)) if c.strip()]
-        if len(clauses) > 1:
-            lead = clauses[0].split()[0]
-            for clause in reversed(clauses):
-                found = self._split_clause(clause, known) or self._split_clause(f"{lead} {clause}", known)
-                if found is not None:
-                    return found
-        return self._split_clause(text, known)
+        if len(clauses) < 2:
+            return self._split_clause(text, known)
+        lead = clauses[0].split()[0]
+        found = [triple for clause in reversed(clauses) if (triple := self._clause(clause, lead, known))]
+        # A retraction is what a compound statement changes: "not vegetarian anymore, i eat fish now"
+        return next((triple for triple in found if triple.negated), found[0] if found else None)
+
+    def _clause(self, clause: str, lead: str, names: frozenset[str]) -> Triple | None:
+        """One clause of a compound sentence; one without a subject of its own borrows the lead's."""
+        first = clause.split()[0]
+        if first != lead and first not in {*self.first_person, *self.third_person, *self.possessives}:
+            borrowed = self._split_clause(f"{lead} {clause}", names, fallback=False)
+            if borrowed is not None:
+                return borrowed
+        return self._split_clause(clause, names)
 
     def resolve(self, subject: str, names: Iterable[str] = ()) -> str:
         """Who a subject phrase is: ``user``, ``user's <relation>``, a name, or ``?<pronoun>``."""
@@ -182,7 +191,7 @@ class LocalePack(Model):
             verb = verb[:-1]
         return verb
 
-    def _split_clause(self, text: str, names: frozenset[str]) -> Triple | None:
+    def _split_clause(self, text: str, names: frozenset[str], *, fallback: bool = True) -> Triple | None:
         prepared = re.sub(r"[;,]+(\s|$)", r"\1", self._prepare(text))
         negated = False
         if self._negation is not None:
@@ -195,6 +204,8 @@ class LocalePack(Model):
             prepared = prepared.replace(short, full)
         prepared = prepared.strip()
         for compiled, normaliser in self._compiled:
+            if normaliser.fallback and not fallback:
+                continue
             found = compiled.fullmatch(prepared)
             if found is not None:
                 triple = self._triple(found.groupdict(), normaliser, negated, names)

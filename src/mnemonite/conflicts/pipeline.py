@@ -83,7 +83,8 @@ def decide(
         kind: DecisionKind = "admit" if zone == "COLD" else "pending"
         return Outcome(kind, "subject_predicate", zone, best, f"{triple.subject[1:]!r} refers to no one known")
     if triple is not None:
-        verdict = _by_triple(triple, related, zone, best, pack, judged)
+        signal = pack.has_change_signal(text)
+        verdict = _by_triple(triple, related, zone, best, pack, judged, signal, thresholds)
         if verdict is not None:
             return verdict
     elif pack.has_change_signal(text):
@@ -106,7 +107,7 @@ def _hot(
     if thresholds.strict_hot:
         return dedup
     other = _triple_of(fact, pack, names)
-    if triple is not None and other is not None and triple.subject != other.subject:
+    if triple is not None and other is not None and _people(triple.subject, other.subject):
         reason = f"cosine {cosine:.3f}, but about {triple.subject!r}, not {other.subject!r}"
         return Outcome("admit", "subject_predicate", "HOT", cosine, reason)
     mine = triple.negated if triple is not None else pack.negated(text)
@@ -172,12 +173,24 @@ def _changed(
 
 
 def _by_triple(
-    triple: Triple, related: Related, zone: Zone, best: float | None, pack: LocalePack, judged: bool
+    triple: Triple,
+    related: Related,
+    zone: Zone,
+    best: float | None,
+    pack: LocalePack,
+    judged: bool,
+    signal: bool,
+    thresholds: ConflictThresholds,
 ) -> Outcome | None:
-    parsed = [(fact, other) for fact, other, _ in related if other is not None and other.resolved]
-    mine = [(f, o) for f, o in parsed if o.subject == triple.subject]
+    parsed = [(fact, other, cos) for fact, other, cos in related if other is not None and other.resolved]
+    mine = [(f, o) for f, o, _ in parsed if o.subject == triple.subject]
     same = [(f, o) for f, o in mine if o.predicate == triple.predicate]
-    equal = [f.id for f, o in same if _same_object(pack, o.object, triple.object) and o.negated == triple.negated]
+    # With a change signal ("now", "new") only the very same value is a duplicate: "head nurse" is not "nurse".
+    equal = [
+        f.id
+        for f, o in same
+        if _same_object(pack, o.object, triple.object, exact=signal) and o.negated == triple.negated
+    ]
     if equal:
         return Outcome("dedup", "subject_predicate", zone, best, "same subject, predicate and object", (equal[0],))
     changed = _negates(triple, same, mine, pack)
@@ -189,15 +202,29 @@ def _by_triple(
         if other:
             reason = f"same subject and single-valued predicate ({triple.predicate}), another object"
             return Outcome("supersede", "subject_predicate", zone, best, reason, tuple(other))
+    close = [f.id for f, o, cos in parsed if o.subject == triple.subject and (cos or -1) >= thresholds.change_signal]
+    if signal and not triple.negated and close:
+        # "i now prefer x", "i switched to y": an explicit change replaces the closest statement about the subject
+        reason = f"explicit change signal; the closest held statement about {triple.subject!r}"
+        return Outcome("supersede", "regex", zone, best, reason, (close[0],))
     if same:
         reason = f"another value of the additive predicate {triple.predicate} of {triple.subject}"
         return Outcome("admit", "subject_predicate", zone, best, reason)
     if parsed and not mine and len(parsed) == len(related):
         return Outcome("admit", "subject_predicate", zone, best, f"related facts are not about {triple.subject!r}")
+    near = [f.id for f, o, cos in parsed if (cos or -1) >= thresholds.near_dup and o.subject == triple.subject]
+    if near and any(_same_object(pack, o.object, triple.object) for f, o in mine if f.id == near[0]):
+        reason = "same subject and object, said with another verb (a paraphrase)"
+        return Outcome("dedup", "subject_predicate", zone, best, reason, (near[0],))
     if judged or (zone == "NEAR_DUP" and len(mine) < len(related)):
         return None
     reason = f"predicate {triple.predicate} differs from every held fact's about {triple.subject!r}"
     return Outcome("admit", "subject_predicate", zone, best, reason)
+
+
+def _people(one: str, other: str) -> bool:
+    """Two subjects plainly not the same: the user and a relation ("my dad"), or two relations."""
+    return one != other and all(s == USER or s.startswith(f"{USER}'s ") for s in (one, other))
 
 
 def _negates(
@@ -216,8 +243,8 @@ def _negates(
     return [f.id for f, o in mine if not o.negated and words and words <= pack.content(f"{o.object} {f.text.lower()}")]
 
 
-def _same_object(pack: LocalePack, one: str, other: str) -> bool:
+def _same_object(pack: LocalePack, one: str, other: str, *, exact: bool = False) -> bool:
     """Objects name the same thing when one's words (plurals folded) hold all of the other's:
-    "window seat" and "window seats on flights", "lisbon" and "lisbon portugal"."""
+    "window seat" and "window seats on flights", "lisbon" and "lisbon portugal"; ``exact``: the same words."""
     a, b = pack.content(one), pack.content(other)
-    return bool(a) and bool(b) and (a <= b or b <= a)
+    return bool(a) and bool(b) and (a == b if exact else a <= b or b <= a)
