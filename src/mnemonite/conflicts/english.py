@@ -38,6 +38,8 @@ ENGLISH = LocalePack(
         (r"\b(?:i|we) (?:have|got) (?:a )?new (manager|boss),? (\w+)", r"my \1 is \2"),
         (r"\b(?:after all|turns out|it turns out)\b", ""),
     ],
+    replace_markers=[r"\b(?:switched|changed|moved|converted|upgraded|downgraded) (?:over )?to\b",
+                     r"\b(?:swapped|traded|replaced) .+ (?:for|with)\b"],
     plan_markers=[r"\bmight\b", r"\bmay\b", r"\bmaybe\b", r"\bperhaps\b", r"\bthinking (?:about|of)\b",
                   r"\bconsider(?:ing)?\b", r"\bplan(?:ning)? (?:to|on)\b", r"\bwants? to\b", r"\bhop(?:e|ing) to\b",
                   r"\bwould like to\b", r"^if\b", r"\bsomeday\b", r"\bsome day\b", r"\bone day\b",

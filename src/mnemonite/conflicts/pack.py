@@ -84,6 +84,9 @@ class LocalePack(Model):
     rewrites: list[tuple[str, str]] = Field(
         default_factory=list, description="(regex, replacement) applied before parsing: retractions become negations"
     )
+    replace_markers: list[str] = Field(
+        default_factory=list, description="changes that name only the new value ('switched to'): regex"
+    )
     plan_markers: list[str] = Field(default_factory=list, description="plans and hypotheticals (regex): no change yet")
     name_patterns: list[str] = Field(
         default_factory=list, description="over the original text, group 'name': the user saying who they are"
@@ -106,7 +109,7 @@ class LocalePack(Model):
     def _name_groups(cls, value: list[str]) -> list[str]:
         return [_compiles(pattern, {"name"}) for pattern in value]
 
-    @field_validator("rewrites", "plan_markers")
+    @field_validator("rewrites", "plan_markers", "replace_markers")
     @classmethod
     def _patterns(cls, value: list[Any]) -> list[Any]:
         for item in value:
@@ -117,6 +120,7 @@ class LocalePack(Model):
         join = "|".join
         self._change = re.compile(join(f"(?:{m})" for m in self.change_markers))
         self._negation = re.compile(join(f"(?:{m})" for m in self.negation_markers)) if self.negation_markers else None
+        self._replace = re.compile(join(f"(?:{m})" for m in self.replace_markers)) if self.replace_markers else None
         self._plan = re.compile(join(f"(?:{m})" for m in self.plan_markers)) if self.plan_markers else None
         self._rewrites = [(re.compile(pattern), replacement) for pattern, replacement in self.rewrites]
         self._names = [re.compile(pattern) for pattern in self.name_patterns]
@@ -130,6 +134,10 @@ class LocalePack(Model):
     def negated(self, text: str) -> bool:
         """Whether the statement denies or retracts something (after rewrites: "I quit smoking")."""
         return bool(self._negation and self._negation.search(self._prepare(text)))
+
+    def replaces(self, text: str) -> bool:
+        """Whether the statement names a new value without the old one ("I switched to oat milk")."""
+        return bool(self._replace and self._replace.search(self._prepare(text)))
 
     def plan_marker(self, text: str) -> str | None:
         """The marker of a plan or hypothetical ("might", "thinking about"), or None."""

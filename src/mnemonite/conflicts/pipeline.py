@@ -84,7 +84,8 @@ def decide(
         return Outcome(kind, "subject_predicate", zone, best, f"{triple.subject[1:]!r} refers to no one known")
     if triple is not None:
         signal = pack.has_change_signal(text)
-        verdict = _by_triple(triple, related, zone, best, pack, judged, signal, thresholds)
+        floor = thresholds.conflict_check if pack.replaces(text) else thresholds.change_signal
+        verdict = _by_triple(triple, related, zone, best, pack, judged, signal, floor)
         if verdict is not None:
             return verdict
     elif pack.has_change_signal(text):
@@ -180,8 +181,10 @@ def _by_triple(
     pack: LocalePack,
     judged: bool,
     signal: bool,
-    thresholds: ConflictThresholds,
+    floor: float,
 ) -> Outcome | None:
+    """The decision parsing reaches; ``floor``: the cosine from which an explicit change may
+    replace the closest statement about the subject (lower for "switched to x", which names no old value)."""
     parsed = [(fact, other, cos) for fact, other, cos in related if other is not None and other.resolved]
     mine = [(f, o) for f, o, _ in parsed if o.subject == triple.subject]
     same = [(f, o) for f, o in mine if o.predicate == triple.predicate]
@@ -202,7 +205,11 @@ def _by_triple(
         if other:
             reason = f"same subject and single-valued predicate ({triple.predicate}), another object"
             return Outcome("supersede", "subject_predicate", zone, best, reason, tuple(other))
-    close = [f.id for f, o, cos in parsed if o.subject == triple.subject and (cos or -1) >= thresholds.change_signal]
+    close = [
+        f.id
+        for f, o, cos in sorted(parsed, key=lambda r: -(r[2] or -1))
+        if o.subject == triple.subject and (cos or -1) >= floor
+    ]
     if signal and not triple.negated and close:
         # "i now prefer x", "i switched to y": an explicit change replaces the closest statement about the subject
         reason = f"explicit change signal; the closest held statement about {triple.subject!r}"
@@ -212,7 +219,7 @@ def _by_triple(
         return Outcome("admit", "subject_predicate", zone, best, reason)
     if parsed and not mine and len(parsed) == len(related):
         return Outcome("admit", "subject_predicate", zone, best, f"related facts are not about {triple.subject!r}")
-    near = [f.id for f, o, cos in parsed if (cos or -1) >= thresholds.near_dup and o.subject == triple.subject]
+    near = [f.id for f, o, cos in parsed if zone in ("HOT", "NEAR_DUP") and cos == best and o.subject == triple.subject]
     if near and any(_same_object(pack, o.object, triple.object) for f, o in mine if f.id == near[0]):
         reason = "same subject and object, said with another verb (a paraphrase)"
         return Outcome("dedup", "subject_predicate", zone, best, reason, (near[0],))
