@@ -83,7 +83,7 @@ async def test_each_stage_decides(mem: Memory) -> None:
     paraphrase = await mem.semantic.remember_with_decision(ALEX, "Berlin is where I live")
     assert paraphrase.kind == "dedup" and paraphrase.fact_id == first.fact_id
     moved = await mem.semantic.remember_with_decision(ALEX, "I just moved to Tbilisi for the new gig.")
-    assert (moved.kind, moved.stage, moved.matched_ids) == ("supersede", "regex", [first.fact_id])
+    assert (moved.kind, moved.stage, moved.matched_ids) == ("supersede", "subject_predicate", [first.fact_id])
     rome = await mem.semantic.remember_with_decision(ALEX, "I live in Rome")
     assert (rome.kind, rome.stage, rome.matched_ids) == ("supersede", "subject_predicate", [moved.fact_id])
     other = await mem.semantic.remember_with_decision(ALEX, "Bob lives in Paris")
@@ -111,8 +111,6 @@ async def test_hot_zone_always_dedups_and_thresholds_are_configurable(memory_url
 async def test_conflict_check_zone_is_pending_until_judged(mem: Memory) -> None:
     mem.semantic.judge = _Judge("admit")  # a judge will see them: what parsing cannot settle waits for it
     await mem.semantic.remember(ALEX, "My team ships the mobile app every Friday")
-    decision = await mem.semantic.remember_with_decision(ALEX, "The mobile release moved to Thursdays for my team")
-    assert decision.kind in {"pending", "supersede"}
     pending = await mem.semantic.remember_with_decision(ALEX, "Our app release process is quite slow")
     assert (pending.kind, pending.zone) == ("pending", "CONFLICT_CHECK")
     hits = await mem.semantic.search(ALEX, "app release process")
@@ -159,6 +157,7 @@ def answering(answer: dict[str, Any] | str) -> Callable[[dict[str, Any]], str]:
 
 
 async def test_openai_compatible_judge(mem: Memory) -> None:
+    mem.semantic.judge = _Judge("admit")  # configured: what parsing cannot settle is left pending for it
     old = await mem.semantic.remember(ALEX, "My team ships the mobile app every Friday")
     pending = await mem.semantic.remember_with_decision(ALEX, "Our app release process is quite slow")
     verdict = {"kind": "supersede", "target_id": "FIRST_ID", "reason": "release cadence changed"}
@@ -176,6 +175,7 @@ async def test_openai_compatible_judge(mem: Memory) -> None:
 
 @pytest.mark.parametrize("answer", ["not json", {"kind": "supersede", "target_id": "made-up"}, {"kind": "explode"}])
 async def test_a_bad_judge_answer_leaves_the_fact_pending(mem: Memory, answer: Any) -> None:
+    mem.semantic.judge = _Judge("admit")
     await mem.semantic.remember(ALEX, "My team ships the mobile app every Friday")
     await mem.semantic.remember(ALEX, "Our app release process is quite slow")
     with chat_server(answering(answer)) as (url, _):
@@ -419,7 +419,7 @@ async def test_an_exact_duplicate_of_a_retraction_still_dedups(mem: Memory) -> N
 @pytest.mark.parametrize(
     ("held", "candidate", "reason"),
     [
-        ("I live in Berlin", "I'm allergic to cats", "differs from every held fact"),
+        ("I live in Berlin", "I go to school in Berlin", "differs from every held fact"),
         ("I speak Spanish", "I speak Portuguese too", "additive"),
         ("I have a dog named Rex", "We also got a cat named Luna", "additive"),
         ("I live in Berlin", "I'm thinking about moving to Lisbon", "'thinking about'"),

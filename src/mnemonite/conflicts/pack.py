@@ -68,6 +68,7 @@ class Triple:
     object: str
     single_valued: bool = True
     negated: bool = False
+    loose: bool = False  # read by a catch-all normaliser: its predicate is only the verb
 
     @property
     def resolved(self) -> bool:
@@ -162,8 +163,12 @@ class LocalePack(Model):
             return self._split_clause(text, known)
         lead = clauses[0].split()[0]
         found = [triple for clause in reversed(clauses) if (triple := self._clause(clause, lead, known))]
-        # A retraction is what a compound statement changes: "not vegetarian anymore, i eat fish now"
-        return next((triple for triple in found if triple.negated), found[0] if found else None)
+        if not found:
+            return None
+        # A retraction is what a compound statement changes ("not vegetarian anymore, i eat fish now"),
+        # unless another clause gives the same predicate its new value ("left acme and joined globex").
+        positive = {triple.predicate for triple in found if not triple.negated}
+        return next((t for t in found if t.negated and t.predicate not in positive), found[0])
 
     def _clause(self, clause: str, lead: str, names: frozenset[str]) -> Triple | None:
         """One clause of a compound sentence; one without a subject of its own borrows the lead's."""
@@ -234,7 +239,7 @@ class LocalePack(Model):
             predicate = predicate.replace("{what}", what)
         subject, obj = self.resolve(groups["subject"] or "", names), self._object(groups["object"] or "")
         if subject and (obj or negated or normaliser.predicate == "{what}"):  # "i smoke", "i quit smoking"
-            return Triple(subject, predicate, obj, single, negated)
+            return Triple(subject, predicate, obj, single, negated, normaliser.fallback)
         return None
 
     def _prepare(self, text: str) -> str:

@@ -185,6 +185,8 @@ def _by_triple(
 ) -> Outcome | None:
     """The decision parsing reaches; ``floor``: the cosine from which an explicit change may
     replace the closest statement about the subject (lower for "switched to x", which names no old value)."""
+    if not related:
+        return None
     parsed = [(fact, other, cos) for fact, other, cos in related if other is not None and other.resolved]
     mine = [(f, o) for f, o, _ in parsed if o.subject == triple.subject]
     same = [(f, o) for f, o in mine if o.predicate == triple.predicate]
@@ -196,24 +198,59 @@ def _by_triple(
     ]
     if equal:
         return Outcome("dedup", "subject_predicate", zone, best, "same subject, predicate and object", (equal[0],))
-    changed = _negates(triple, same, mine, pack)
-    if changed:
-        reason = f"negates or retracts a held statement ({triple.predicate} of {triple.subject})"
-        return Outcome("supersede", "subject_predicate", zone, best, reason, tuple(changed))
+    changed = _changes(triple, parsed, same, mine, pack, signal, floor)
+    if changed is not None:
+        return Outcome("supersede", changed[0], zone, best, changed[1], changed[2])
+    if judged and triple.loose:  # a verb alone is too thin to admit on when a judge can look
+        return None
+    return _admits(triple, related, parsed, mine, same, zone, best, pack, judged)
+
+
+def _changes(
+    triple: Triple,
+    parsed: list[tuple[Fact, Triple, float | None]],
+    same: list[tuple[Fact, Triple]],
+    mine: list[tuple[Fact, Triple]],
+    pack: LocalePack,
+    signal: bool,
+    floor: float,
+) -> tuple[Stage, str, tuple[str, ...]] | None:
+    """What a candidate supersedes, by which stage and why, or None."""
+    negated = _negates(triple, same, mine, pack)
+    if negated:
+        return (
+            "subject_predicate",
+            f"negates or retracts a held statement ({triple.predicate} of {triple.subject})",
+            tuple(negated),
+        )
     if triple.single_valued and not triple.negated:
         other = [f.id for f, o in same if o.single_valued and not o.negated]
         if other:
-            reason = f"same subject and single-valued predicate ({triple.predicate}), another object"
-            return Outcome("supersede", "subject_predicate", zone, best, reason, tuple(other))
-    close = [
-        f.id
-        for f, o, cos in sorted(parsed, key=lambda r: -(r[2] or -1))
-        if o.subject == triple.subject and (cos or -1) >= floor
-    ]
+            return (
+                "subject_predicate",
+                f"same subject and single-valued predicate ({triple.predicate}), another object",
+                tuple(other),
+            )
+    ranked = sorted(parsed, key=lambda row: -(row[2] or -1))
+    close = [f.id for f, o, cos in ranked if o.subject == triple.subject and (cos or -1) >= floor]
     if signal and not triple.negated and close:
         # "i now prefer x", "i switched to y": an explicit change replaces the closest statement about the subject
-        reason = f"explicit change signal; the closest held statement about {triple.subject!r}"
-        return Outcome("supersede", "regex", zone, best, reason, (close[0],))
+        return "regex", f"explicit change signal; the closest held statement about {triple.subject!r}", (close[0],)
+    return None
+
+
+def _admits(
+    triple: Triple,
+    related: Related,
+    parsed: list[tuple[Fact, Triple, float | None]],
+    mine: list[tuple[Fact, Triple]],
+    same: list[tuple[Fact, Triple]],
+    zone: Zone,
+    best: float | None,
+    pack: LocalePack,
+    judged: bool,
+) -> Outcome | None:
+    """Admit what parsing shows to be new, dedup a paraphrase said with another verb, or defer to the zones."""
     if same:
         reason = f"another value of the additive predicate {triple.predicate} of {triple.subject}"
         return Outcome("admit", "subject_predicate", zone, best, reason)
