@@ -3,6 +3,7 @@
     python bench/conflicts.py                 # both sets, then remember() latency at 10,000 facts
     python bench/conflicts.py --facts 2000    # a quicker latency run
     python bench/conflicts.py --strict-hot    # the spec's "HOT always dedups"
+    python bench/conflicts.py --baseline 71999c0   # also time remember() with the code of a git ref
 
 ``bench/data/conflicts.jsonl`` is the development set (the English pack was tuned on it);
 ``bench/data/conflicts_heldout.jsonl`` was written before the pack was changed and is never
@@ -26,8 +27,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -36,6 +40,7 @@ from pathlib import Path
 from mnemonite import Memory, MemoryConfig, Scope
 from mnemonite.models.conflict import ConflictThresholds
 
+ROOT = Path(__file__).resolve().parent.parent
 DATA = [Path(__file__).parent / "data" / name for name in ("conflicts.jsonl", "conflicts_heldout.jsonl")]
 DECISIONS = ("dedup", "supersede", "pending", "admit")
 
@@ -149,21 +154,44 @@ async def latency(mem: Memory, facts: int, calls: int) -> tuple[float, float, fl
     return cuts[49], cuts[94], load
 
 
-async def run(facts: int, calls: int, strict_hot: bool) -> None:
+def open_config(tmp: str, strict_hot: bool | None) -> MemoryConfig:
+    url = f"sqlite:///{Path(tmp) / 'conflicts.db'}"
+    if strict_hot is None:  # the baseline's code may predate the switch
+        return MemoryConfig(url=url, index_in_background=False)
+    return MemoryConfig(url=url, index_in_background=False, conflicts=ConflictThresholds(strict_hot=strict_hot))
+
+
+async def run(facts: int, calls: int, strict_hot: bool, baseline: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        config = MemoryConfig(
-            url=f"sqlite:///{Path(tmp) / 'conflicts.db'}",
-            index_in_background=False,
-            conflicts=ConflictThresholds(strict_hot=strict_hot),
-        )
-        async with await Memory.open(config=config) as mem:
+        async with await Memory.open(config=open_config(tmp, strict_hot)) as mem:
             for tag, path in zip(("dev", "heldout"), DATA, strict=True):
                 cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
                 report(path.name, await scenarios(mem, cases, tag))
-            p50, p95, load = await latency(mem, facts, calls)
-    print("\n| existing facts in the scope | remember() p50 | p95 | calls |\n|---|---|---|---|")
-    print(f"| {facts:,} | {p50:.1f} ms | {p95:.1f} ms | {calls} |")
-    print(f"(loading and embedding the {facts:,} facts took {load:.0f} s)")
+            rows = [("this tree", *await latency(mem, facts, calls))]
+    if baseline is not None:
+        rows.append((f"`{baseline}`", *baseline_latency(baseline, facts, calls)))
+    print("\n| code | existing facts in the scope | remember() p50 | p95 | calls |\n|---|---|---|---|---|")
+    for code, p50, p95, _ in rows:
+        print(f"| {code} | {facts:,} | {p50:.1f} ms | {p95:.1f} ms | {calls} |")
+    print(f"(loading and embedding the {facts:,} facts took {rows[0][3]:.0f} s)")
+
+
+async def latency_only(facts: int, calls: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        async with await Memory.open(config=open_config(tmp, None)) as mem:
+            print(json.dumps(await latency(mem, facts, calls)))
+
+
+def baseline_latency(ref: str, facts: int, calls: int) -> tuple[float, float, float]:
+    """The same latency run with the package as it was at git ``ref``, in a process of its own."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "archive", ref, "src"], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        env = {**os.environ, "PYTHONPATH": str(Path(tmp) / "src")}
+        command = [sys.executable, __file__, "--latency-only", "--facts", str(facts), "--calls", str(calls)]
+        out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    p50, p95, load = json.loads(out.splitlines()[-1])
+    return p50, p95, load
 
 
 def main() -> None:
@@ -171,8 +199,13 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=10_000)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--strict-hot", action="store_true", help="the spec's rule: HOT always dedups")
+    parser.add_argument("--baseline", metavar="GIT_REF", help="also time remember() with the package at this ref")
+    parser.add_argument("--latency-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    asyncio.run(run(args.facts, args.calls, args.strict_hot))
+    if args.latency_only:
+        asyncio.run(latency_only(args.facts, args.calls))
+    else:
+        asyncio.run(run(args.facts, args.calls, args.strict_hot, args.baseline))
 
 
 if __name__ == "__main__":
