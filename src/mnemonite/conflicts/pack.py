@@ -23,6 +23,7 @@ from mnemonite.models.base import Model
 MAX_FACT_CHARS = 8_000
 USER = "user"
 _SPACE = re.compile(r"\s+")
+_PARSED_CACHE = 50_000
 _CLAUSE = re.compile(r"[,;]| and | but | so ")
 
 
@@ -127,6 +128,8 @@ class LocalePack(Model):
         self._names = [re.compile(pattern) for pattern in self.name_patterns]
         self._fillers = re.compile(rf"\b(?:{join(map(re.escape, self.fillers))})\b") if self.fillers else None
         self._compiled = [(re.compile(n.pattern), n) for n in self.normalisers]
+        # held facts are parsed again at every remember that meets them; their text never changes
+        self._parsed: dict[tuple[str, frozenset[str]], Triple | None] = {}
 
     def has_change_signal(self, text: str) -> bool:
         prepared = self._prepare(text)
@@ -158,6 +161,14 @@ class LocalePack(Model):
         are the user's names: a statement about one of them is about ``user``.
         """
         known = frozenset(names)
+        key = (text, known)
+        if key not in self._parsed:
+            if len(self._parsed) >= _PARSED_CACHE:
+                self._parsed.clear()
+            self._parsed[key] = self._split(text, known)
+        return self._parsed[key]
+
+    def _split(self, text: str, known: frozenset[str]) -> Triple | None:
         clauses = [c.strip() for c in _CLAUSE.split(self._prepare(text)) if c.strip()]
         if len(clauses) < 2:
             return self._split_clause(text, known)

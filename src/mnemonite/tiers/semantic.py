@@ -250,8 +250,10 @@ class SemanticTier:
         return sorted(await self._names(user, agent))
 
     async def _names(self, user: str, agent: str) -> frozenset[str]:
-        held = await self._store.facts(FactFilter(user=user, agent=agent, subject=pipeline.USER, limit=1000))
-        found = {fact.object for fact in held if fact.predicate in ("alias", "name") and fact.object}
+        found: set[str] = set()
+        for predicate in ("alias", "name"):  # two narrow reads, not every first-person fact
+            flt = FactFilter(user=user, agent=agent, subject=pipeline.USER, predicate=predicate, limit=1000)
+            found.update(fact.object for fact in await self._store.facts(flt) if fact.object)
         if user.isalpha():
             found.add(user.lower())
         return frozenset(found - set(self.locale.first_person))
