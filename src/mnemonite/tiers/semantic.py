@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -38,6 +39,7 @@ from mnemonite.tracing import span
 log = logging.getLogger("mnemonite.conflicts")
 
 AfterWrite = Callable[[], Awaitable[object]]
+NAMES_TTL_S = 10.0  # a name another process records is seen within this many seconds
 
 __all__ = ["SemanticTier"]
 
@@ -107,6 +109,7 @@ class SemanticTier:
         self.thresholds = thresholds or ConflictThresholds()
         self.judge = judge
         self.counter = counter or default_counter()
+        self._name_cache: dict[tuple[str, str], tuple[float, frozenset[str]]] = {}
 
     # -- remember: the five-stage conflict pipeline ------------------------------------------
 
@@ -250,13 +253,17 @@ class SemanticTier:
         return sorted(await self._names(user, agent))
 
     async def _names(self, user: str, agent: str) -> frozenset[str]:
-        found: set[str] = set()
-        for predicate in ("alias", "name"):  # two narrow reads, not every first-person fact
-            flt = FactFilter(user=user, agent=agent, subject=pipeline.USER, predicate=predicate, limit=1000)
-            found.update(fact.object for fact in await self._store.facts(flt) if fact.object)
+        cached = self._name_cache.get((user, agent))
+        if cached is not None and time.monotonic() - cached[0] < NAMES_TTL_S:
+            return cached[1]
+        # "my name is jo" is also kept as an alias when remembered, so one narrow read finds every name
+        flt = FactFilter(user=user, agent=agent, subject=pipeline.USER, predicate="alias", limit=1000)
+        found = {fact.object for fact in await self._store.facts(flt) if fact.object}
         if user.isalpha():
             found.add(user.lower())
-        return frozenset(found - set(self.locale.first_person))
+        names = frozenset(found - set(self.locale.first_person))
+        self._name_cache[(user, agent)] = (time.monotonic(), names)
+        return names
 
     async def _learn_names(self, user: str, agent: str, text: str, known: frozenset[str]) -> None:
         learned = [name for name in self.locale.declared_names(text) if name not in known]
@@ -273,12 +280,17 @@ class SemanticTier:
         ]  # fmt: skip
         if deltas:
             await self._store.apply_deltas(deltas)
+            self._name_cache.pop((user, agent), None)
 
     async def _same_predicate(
         self, user: str, agent: str, triple: pipeline.Triple, names: frozenset[str]
     ) -> list[Fact]:
-        """Held facts stored with the candidate's (subject, predicate), under any of the user's names."""
-        subjects = [triple.subject, *sorted(names)] if triple.subject == pipeline.USER else [triple.subject]
+        """Held facts stored with the candidate's (subject, predicate), under any of the user's names.
+
+        Facts are stored with the resolved subject (``user``); only one written before a name was
+        learned carries the name itself (the user id never: it is known from the start)."""
+        learned = sorted(names - {user.lower()})
+        subjects = [triple.subject, *learned] if triple.subject == pipeline.USER else [triple.subject]
         found: list[Fact] = []
         for subject in subjects:
             flt = FactFilter(user=user, agent=agent, subject=subject, predicate=triple.predicate)
