@@ -172,7 +172,7 @@ class LocalePack(Model):
         clauses = [c.strip() for c in _CLAUSE.split(self._prepare(text)) if c.strip()]
         if len(clauses) < 2:
             return self._split_clause(text, known)
-        lead = clauses[0].split()[0]
+        lead = self._lead(clauses[0])
         found = [triple for clause in reversed(clauses) if (triple := self._clause(clause, lead, known))]
         if not found:
             return None
@@ -181,10 +181,16 @@ class LocalePack(Model):
         positive = {triple.predicate for triple in found if not triple.negated}
         return next((t for t in found if t.negated and t.predicate not in positive), found[0])
 
+    def _lead(self, clause: str) -> str:
+        """The subject a later clause without one borrows: "my brother", not "my"."""
+        words = clause.split()
+        possessive = words[0] in self.possessives or words[0].endswith("'s")
+        return " ".join(words[:2]) if possessive and len(words) > 1 else words[0]
+
     def _clause(self, clause: str, lead: str, names: frozenset[str]) -> Triple | None:
         """One clause of a compound sentence; one without a subject of its own borrows the lead's."""
         first = clause.split()[0]
-        if first != lead and first not in {*self.first_person, *self.third_person, *self.possessives}:
+        if not lead.startswith(first) and first not in {*self.first_person, *self.third_person, *self.possessives}:
             borrowed = self._split_clause(f"{lead} {clause}", names, fallback=False)
             if borrowed is not None:
                 return borrowed
