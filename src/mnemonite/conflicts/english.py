@@ -37,6 +37,9 @@ ENGLISH = LocalePack(
         (r"\b(am|is|are) off (?:the |my |his |her )?", r"\1 not on "),
         (r"\b(?:i|we) (?:have|got) (?:a )?new (manager|boss),? (\w+)", r"my \1 is \2"),
         (r"\b(?:after all|turns out|it turns out)\b", ""),
+        # "an engineer by profession" works as one; "a peanut allergy" is being allergic to peanuts
+        (r"\b(am|is|are) ((?:a |an )?[\w ]+?) (?:by profession|by trade|for a living)\b", r"\1 working as \2"),
+        (r"\b(have|has) (?:a |an )?([\w ]+?) allergy\b", r"is allergic to \2"),
     ],
     replace_markers=[r"\b(?:switched|changed|moved|converted|upgraded|downgraded) (?:over )?to\b",
                      r"\b(?:swapped|traded|replaced) .+ (?:for|with)\b"],
