@@ -66,6 +66,7 @@ def test_canonical_text_and_hash() -> None:
         ("Kenji is my boss", ("user", "manager", "kenji")),
         ("I'd rather drink tea than coffee", ("user", "likes", "tea")),
         ("I am a software engineer by profession", ("user", "job_title", "software engineer")),
+        ("My new email is jo@new.example", ("user", "email", "jo@new.example")),
         ("I have a peanut allergy", ("user", "is", "allergic to peanut")),
         ("My brother, who met his wife in Berlin, now lives in Kiel", ("user's brother", "lives_in", "kiel")),
         ("I left Initech and joined Hooli", ("user", "works_at", "hooli")),

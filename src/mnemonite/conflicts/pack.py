@@ -126,7 +126,9 @@ class LocalePack(Model):
         self._plan = re.compile(join(f"(?:{m})" for m in self.plan_markers)) if self.plan_markers else None
         self._rewrites = [(re.compile(pattern), replacement) for pattern, replacement in self.rewrites]
         self._names = [re.compile(pattern) for pattern in self.name_patterns]
-        self._fillers = re.compile(rf"\b(?:{join(map(re.escape, self.fillers))})\b") if self.fillers else None
+        # whole words only: "new" goes from "my new number", not from "jo@new.com"
+        fillers = join(map(re.escape, self.fillers))
+        self._fillers = re.compile(rf"(?<!\S)(?:{fillers})(?!\S)") if self.fillers else None
         self._compiled = [(re.compile(n.pattern), n) for n in self.normalisers]
         # held facts are parsed again at every remember that meets them; their text never changes
         self._parsed: dict[tuple[str, frozenset[str]], Triple | None] = {}
