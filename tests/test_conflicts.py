@@ -404,6 +404,7 @@ async def test_a_retraction_supersedes_however_close_it_looks(memory_url: str, h
         decision = await mem.semantic.remember_with_decision(ALEX, candidate)
         assert (decision.kind, decision.matched_ids) == ("supersede", [old.id])
         assert old.id in decision.reason or decision.stage == "subject_predicate"
+        assert "'" in decision.reason  # the marker that fired is named
         assert [f.text for f in await mem.semantic.facts(ALEX)] == [candidate]
     strict = hot.model_copy(update={"strict_hot": True})
     async with await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False,
@@ -471,3 +472,14 @@ async def test_hard_input_never_supersedes_someone_elses_fact(mem: Memory, candi
         assert decision.kind in {"admit", "pending"} and not decision.matched_ids
     current = {f.id for f in await mem.semantic.facts(ALEX)}
     assert sister.id in current and (mine.id in current or decision.matched_ids == [mine.id])
+
+
+async def test_an_alias_that_is_also_someone_elses_name(mem: Memory) -> None:
+    sam = Scope(user="u-13", agent="a")
+    await mem.semantic.add_names(sam, "Sam")
+    leeds = await mem.semantic.remember(sam, "I live in Leeds")
+    friend = await mem.semantic.remember_with_decision(sam, "My friend Sam lives in Bristol")
+    brother = await mem.semantic.remember_with_decision(sam, "Sam's brother lives in Bath")
+    assert (friend.kind, brother.kind) == ("admit", "admit")
+    moved = await mem.semantic.remember_with_decision(sam, "Sam moved to York")
+    assert (moved.kind, moved.matched_ids) == ("supersede", [leeds.id])

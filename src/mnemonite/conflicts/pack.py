@@ -134,8 +134,13 @@ class LocalePack(Model):
         self._parsed: dict[tuple[str, frozenset[str]], Triple | None] = {}
 
     def has_change_signal(self, text: str) -> bool:
+        return self.change_signal(text) is not None
+
+    def change_signal(self, text: str) -> str | None:
+        """The change or negation marker the statement carries ("moved to", "no longer"), or None."""
         prepared = self._prepare(text)
-        return bool(self._change.search(prepared) or self.negated(text))
+        found = self._change.search(prepared) or (self._negation.search(prepared) if self._negation else None)
+        return found.group(0) if found else None
 
     def negated(self, text: str) -> bool:
         """Whether the statement denies or retracts something (after rewrites: "I quit smoking")."""

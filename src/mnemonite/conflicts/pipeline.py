@@ -83,15 +83,15 @@ def decide(
         kind: DecisionKind = "admit" if zone == "COLD" else "pending"
         return Outcome(kind, "subject_predicate", zone, best, f"{triple.subject[1:]!r} refers to no one known")
     if triple is not None:
-        signal = pack.has_change_signal(text)
+        signal = pack.change_signal(text)
         floor = thresholds.conflict_check if pack.replaces(text) else thresholds.change_signal
         verdict = _by_triple(triple, related, zone, best, pack, judged, signal, floor)
         if verdict is not None:
             return verdict
-    elif pack.has_change_signal(text):
+    elif (marker := pack.change_signal(text)) is not None:
         targets = _changed(neighbours, pack, thresholds, names)
         if targets:
-            return Outcome("supersede", "regex", zone, best, "explicit change signal", tuple(targets))
+            return Outcome("supersede", "regex", zone, best, f"explicit change signal ({marker!r})", tuple(targets))
     return _by_zone(zone, best, neighbours, thresholds, judged or triple is None)
 
 
@@ -115,7 +115,8 @@ def _hot(
     theirs = other.negated if other is not None else pack.negated(fact.text)
     if mine != theirs:
         flip = "negates or retracts" if mine else "reaffirms what was denied by"
-        reason = f"cosine {cosine:.3f}, but the statement {flip} fact {fact.id} (polarity before identity)"
+        marker = pack.change_signal(text if mine else fact.text)
+        reason = f"cosine {cosine:.3f}, but the statement {flip} fact {fact.id} ({marker!r}; polarity before identity)"
         return Outcome("supersede", "regex", "HOT", cosine, reason, (fact.id,))
     return dedup
 
@@ -180,7 +181,7 @@ def _by_triple(
     best: float | None,
     pack: LocalePack,
     judged: bool,
-    signal: bool,
+    signal: str | None,
     floor: float,
 ) -> Outcome | None:
     """The decision parsing reaches; ``floor``: the cosine from which an explicit change may
@@ -194,7 +195,7 @@ def _by_triple(
     equal = [
         f.id
         for f, o in same
-        if _same_object(pack, o.object, triple.object, exact=signal) and o.negated == triple.negated
+        if _same_object(pack, o.object, triple.object, exact=signal is not None) and o.negated == triple.negated
     ]
     if equal:
         return Outcome("dedup", "subject_predicate", zone, best, "same subject, predicate and object", (equal[0],))
@@ -212,7 +213,7 @@ def _changes(
     same: list[tuple[Fact, Triple]],
     mine: list[tuple[Fact, Triple]],
     pack: LocalePack,
-    signal: bool,
+    signal: str | None,
     floor: float,
 ) -> tuple[Stage, str, tuple[str, ...]] | None:
     """What a candidate supersedes, by which stage and why, or None."""
@@ -220,7 +221,8 @@ def _changes(
     if negated:
         return (
             "subject_predicate",
-            f"negates or retracts a held statement ({triple.predicate} of {triple.subject})",
+            f"negates or retracts a held statement ({triple.predicate} of {triple.subject}"
+            + (f"; {signal!r})" if signal else ")"),
             tuple(negated),
         )
     if triple.single_valued and not triple.negated:
@@ -235,7 +237,11 @@ def _changes(
     close = [f.id for f, o, cos in ranked if o.subject == triple.subject and (cos or -1) >= floor]
     if signal and not triple.negated and close:
         # "i now prefer x", "i switched to y": an explicit change replaces the closest statement about the subject
-        return "regex", f"explicit change signal; the closest held statement about {triple.subject!r}", (close[0],)
+        return (
+            "regex",
+            f"explicit change signal ({signal!r}); the closest statement about {triple.subject!r}",
+            (close[0],),
+        )
     return None
 
 
