@@ -268,6 +268,7 @@ async def test_a_second_locale_pack(memory_url: str, tmp_path: Path) -> None:
         "change_markers": [r"\bumgezogen\b", r"\bnicht mehr\b"],
         "negation_markers": [r"\bnicht mehr\b", r"\bnicht\b"],
         "first_person": ["ich"],
+        "name_patterns": [r"(?i:\bich bin|\bich heiße)\s+(?P<name>[A-Z]\w+)"],
         "normalisers": [
             {"pattern": r"(?P<subject>\w+) (?:wohne|wohnt) in (?P<object>.+)", "predicate": "lives_in"},
             {"pattern": r"(?P<subject>\w+) (?:bin|ist) nach (?P<object>.+?) umgezogen", "predicate": "lives_in"},
@@ -280,6 +281,11 @@ async def test_a_second_locale_pack(memory_url: str, tmp_path: Path) -> None:
         assert (moved.kind, moved.matched_ids) == ("supersede", [old.id])
         other = await mem.semantic.remember_with_decision(ALEX, "Lena wohnt in Köln")
         assert other.kind == "admit"
+        jonas = Scope(user="u-9", agent="a")
+        await mem.semantic.remember(jonas, "Ich heiße Jonas")
+        bonn = await mem.semantic.remember(jonas, "Ich wohne in Bonn")
+        named = await mem.semantic.remember_with_decision(jonas, "Jonas ist nach Trier umgezogen")
+        assert (await mem.semantic.names(jonas), named.kind, named.matched_ids) == (["jonas"], "supersede", [bonn.id])
     with pytest.raises(ConfigurationError, match="no locale pack"):
         await Memory.open(config=MemoryConfig(url=f"sqlite:///{tmp_path / 'x.db'}", locale="xx"))
     with pytest.raises(InvalidInputError, match="named groups"):
@@ -483,3 +489,26 @@ async def test_an_alias_that_is_also_someone_elses_name(mem: Memory) -> None:
     assert (friend.kind, brother.kind) == ("admit", "admit")
     moved = await mem.semantic.remember_with_decision(sam, "Sam moved to York")
     assert (moved.kind, moved.matched_ids) == ("supersede", [leeds.id])
+
+
+async def test_another_subject_in_the_hot_zone_is_admitted(memory_url: str) -> None:
+    hot = ConflictThresholds(hot=0.5, near_dup=0.45, conflict_check=0.4)
+    for strict, expected in ((False, "admit"), (True, "dedup")):
+        config = MemoryConfig(url=memory_url, index_in_background=False,
+                              conflicts=hot.model_copy(update={"strict_hot": strict}))  # fmt: skip
+        async with await Memory.open(config=config) as mem:
+            scope = Scope(user=f"hot-{strict}", agent="a")
+            await mem.semantic.remember(scope, "I drive a Volvo")
+            decision = await mem.semantic.remember_with_decision(scope, "My dad drives a Volvo")
+            assert (decision.kind, decision.zone) == (expected, "HOT")
+
+
+def test_the_labelled_sets_are_well_formed() -> None:
+    root = Path(__file__).parent.parent / "bench" / "data"
+    for name, least in (("conflicts.jsonl", 150), ("conflicts_heldout.jsonl", 150)):
+        cases = [json.loads(line) for line in (root / name).read_text().splitlines() if line.strip()]
+        assert len(cases) >= least and len({c["id"] for c in cases}) == len(cases)
+        for case in cases:
+            assert case["expected"] in {"dedup", "supersede", "admit"} and case["existing"]
+            assert (case["target"] is None) == (case["expected"] == "admit")
+            assert case["target"] is None or 0 <= case["target"] < len(case["existing"])
