@@ -371,6 +371,9 @@ async def test_names_are_learned_from_what_the_user_says(mem: Memory) -> None:
     moved = await mem.semantic.remember_with_decision(dana, "Dana moved to Houston")
     assert (moved.kind, moved.matched_ids) == ("supersede", [austin.id])
     assert await mem.semantic.names(Scope(user="u-5", agent="a")) == []  # names belong to one scope
+    await mem.semantic.remember(dana, "I'm German, and I'm Catholic")
+    await mem.semantic.remember(dana, "Call me Dee")
+    assert await mem.semantic.names(dana) == ["dana", "dee"]
 
 
 @pytest.mark.parametrize("name", ["", "  ", "she", "I", "user", "4ever", "x" * 50, "a/b", 7])

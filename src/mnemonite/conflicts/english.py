@@ -47,7 +47,10 @@ ENGLISH = LocalePack(
                   r"\bconsider(?:ing)?\b", r"\bplan(?:ning)? (?:to|on)\b", r"\bwants? to\b", r"\bhop(?:e|ing) to\b",
                   r"\bwould like to\b", r"^if\b", r"\bsomeday\b", r"\bsome day\b", r"\bone day\b",
                   r"\btrying to\b", r"\bgoing to\b", r"\bshould\b", r"\bwould\b(?! rather)"],
-    name_patterns=[r"(?i:\bmy name is|\bi'm|\bi am|\bcall me|\bthis is)\s+(?P<name>[A-Z][\w-]+)\b"],
+    name_patterns=[r"(?i:\bmy name is|\bi'm|\bi am|\bcall me)\s+(?P<name>[A-Z][\w-]+)\b"],
+    # "I'm German", "I'm Catholic", "I'm Vegan": capitalised, but nationalities, faiths and diets
+    not_names=r"\w+(?:ish|ese|ic|ist)|American|Mexican|Canadian|German|Korean|Italian|Russian|Indian|Brazilian"
+              r"|Australian|Asian|European|African|Muslim|Hindu|Vegan|Vegetarian|Fine|Good|Okay|Sorry|Back|Here|Not",
     contractions={
         " i'm ": " i am ", " i've ": " i have ", " i'd ": " i would ", " don't ": " do not ",
         " doesn't ": " does not ", " didn't ": " did not ", " isn't ": " is not ", " aren't ": " are not ",

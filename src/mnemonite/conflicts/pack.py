@@ -93,6 +93,7 @@ class LocalePack(Model):
     name_patterns: list[str] = Field(
         default_factory=list, description="over the original text, group 'name': the user saying who they are"
     )
+    not_names: str | None = Field(default=None, description="regex: capitalised words that are not names")
     contractions: dict[str, str] = Field(default_factory=dict, description="expanded before parsing")
     fillers: list[str] = Field(default_factory=list, description="words dropped before parsing (adverbs)")
     first_person: list[str] = Field(default_factory=list, description="subjects that mean the user")
@@ -158,7 +159,8 @@ class LocalePack(Model):
     def declared_names(self, text: str) -> list[str]:
         """Names the user gives themselves in ``text`` ("I'm Jo", "my name is Jo"), lower-cased."""
         plain = text.replace("\u2019", "'")
-        return [found.group("name").lower() for pattern in self._names for found in pattern.finditer(plain)]
+        found = [match.group("name") for pattern in self._names for match in pattern.finditer(plain)]
+        return [name.lower() for name in found if not (self.not_names and re.fullmatch(self.not_names, name))]
 
     def split(self, text: str, names: Iterable[str] = ()) -> Triple | None:
         """The naive (subject, predicate, object) of a statement, or None.
