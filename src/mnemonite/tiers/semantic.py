@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from mnemonite import conflicts as pipeline
 from mnemonite._time import utcnow
 from mnemonite.conflicts import LocalePack, locale_pack
+from mnemonite.conflicts.names import UserNames
 from mnemonite.embedding.base import Vectors as Vector
 from mnemonite.embedding.indexer import Indexer
 from mnemonite.errors import ConfigurationError, FactConflictError, InvalidInputError, NotFoundError
@@ -39,7 +39,6 @@ from mnemonite.tracing import span
 log = logging.getLogger("mnemonite.conflicts")
 
 AfterWrite = Callable[[], Awaitable[object]]
-NAMES_TTL_S = 10.0  # a name another process records is seen within this many seconds
 
 __all__ = ["SemanticTier"]
 
@@ -109,7 +108,7 @@ class SemanticTier:
         self.thresholds = thresholds or ConflictThresholds()
         self.judge = judge
         self.counter = counter or default_counter()
-        self._name_cache: dict[tuple[str, str], tuple[float, frozenset[str]]] = {}
+        self._names = UserNames(store, self.locale)
 
     # -- remember: the five-stage conflict pipeline ------------------------------------------
 
@@ -183,7 +182,7 @@ class SemanticTier:
         neighbours: list[tuple[Fact, float]] = []
         if vector is not None:
             neighbours = await self._nearest(user, agent, vector, self.thresholds.top_k)
-        names = await self._names(user, agent)
+        names = await self._names.known(user, agent)
         given = (fields["subject"], fields["predicate"], fields["object"])
         parsed = self.locale.split(text, names)
         triple = pipeline.Triple(*given) if given[0] and given[1] and given[2] else parsed
@@ -191,7 +190,7 @@ class SemanticTier:
         if triple is not None and exact is None:
             parts = {"subject": triple.subject, "predicate": triple.predicate, "object": triple.object}
             fields = {**fields, **{key: fields[key] or value for key, value in parts.items()}}
-            same = await self._same_predicate(user, agent, triple, names)
+            same = await self._names.same_predicate(user, agent, triple, names)
         outcome = pipeline.decide(
             text,
             exact=exact,
@@ -226,7 +225,7 @@ class SemanticTier:
             model = (embedder.model, vector) if embedder is not None and vector is not None else None
             decision, _, _ = await self._store.remember(delta, decision, model)
             traced(decision)
-        await self._learn_names(user, agent, text, names)
+        await self._names.learn(user, agent, text)
         if self._after_write is not None:
             await self._after_write()
         return decision
@@ -242,60 +241,13 @@ class SemanticTier:
         kept as a fact (subject ``user``, predicate ``alias``), so it is audited and can be forgotten.
         """
         user, agent = fact_scope(scope)
-        cleaned = [pipeline.check_name(name, self.locale) for name in names]
-        known = await self._names(user, agent)
-        await self._write_names(user, agent, [name for name in dict.fromkeys(cleaned) if name not in known])
-        return sorted(await self._names(user, agent))
+        await self._names.add(user, agent, [pipeline.check_name(name, self.locale) for name in names])
+        return sorted(await self._names.known(user, agent))
 
     async def names(self, scope: Scope) -> list[str]:
         """The names the scope's user goes by, lower-cased (see `add_names`)."""
         user, agent = fact_scope(scope)
-        return sorted(await self._names(user, agent))
-
-    async def _names(self, user: str, agent: str) -> frozenset[str]:
-        cached = self._name_cache.get((user, agent))
-        if cached is not None and time.monotonic() - cached[0] < NAMES_TTL_S:
-            return cached[1]
-        # "my name is jo" is also kept as an alias when remembered, so one narrow read finds every name
-        flt = FactFilter(user=user, agent=agent, subject=pipeline.USER, predicate="alias", limit=1000)
-        found = {fact.object for fact in await self._store.facts(flt) if fact.object}
-        if user.isalpha():
-            found.add(user.lower())
-        names = frozenset(found - set(self.locale.first_person))
-        self._name_cache[(user, agent)] = (time.monotonic(), names)
-        return names
-
-    async def _learn_names(self, user: str, agent: str, text: str, known: frozenset[str]) -> None:
-        learned = [name for name in self.locale.declared_names(text) if name not in known]
-        if learned:
-            await self._write_names(user, agent, list(dict.fromkeys(learned)))
-
-    async def _write_names(self, user: str, agent: str, names: list[str]) -> None:
-        now = utcnow()
-        deltas = [
-            AddDelta(source_episode_ids=[], promotion_ts=now, rule_id="names", confidence=1.0,
-                     fact_payload={"text": f"My name is {name.title()}", "user": user, "agent": agent,
-                                   "subject": pipeline.USER, "predicate": "alias", "object": name, "valid_from": now})
-            for name in names
-        ]  # fmt: skip
-        if deltas:
-            await self._store.apply_deltas(deltas)
-            self._name_cache.pop((user, agent), None)
-
-    async def _same_predicate(
-        self, user: str, agent: str, triple: pipeline.Triple, names: frozenset[str]
-    ) -> list[Fact]:
-        """Held facts stored with the candidate's (subject, predicate), under any of the user's names.
-
-        Facts are stored with the resolved subject (``user``); only one written before a name was
-        learned carries the name itself (the user id never: it is known from the start)."""
-        learned = sorted(names - {user.lower()})
-        subjects = [triple.subject, *learned] if triple.subject == pipeline.USER else [triple.subject]
-        found: list[Fact] = []
-        for subject in subjects:
-            flt = FactFilter(user=user, agent=agent, subject=subject, predicate=triple.predicate)
-            found.extend(await self._store.facts(flt))
-        return found
+        return sorted(await self._names.known(user, agent))
 
     async def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
         """Replace a current fact explicitly: the old one is closed, the new one cites it (SUPERSEDES).
