@@ -455,6 +455,7 @@ async def test_without_a_judge_a_parsed_statement_is_decided(mem: Memory, held: 
         ("My manager is Priya", "I have a new manager, Tom", True),
         ("I have one kid", "I have two kids now", True),
         ("I use an iPhone", "I switched to an Android phone", False),
+        ("My favourite band is Muse", "I like Radiohead best these days", True),
     ],
 )
 async def test_predicate_families_meet(mem: Memory, held: str, candidate: str, single: bool) -> None:

@@ -120,8 +120,11 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:was|were) born", predicate="birthplace"),
         Normaliser(pattern=rf"{_SUBJ} (?:would rather|prefer to|prefers to) (?:drink |eat |have |use |go )?"
                    r"(?P<object>.+?)(?: than .+| over .+| instead of .+)?", predicate="likes", single_valued=False),
+        # "i like ramen best": a favourite whose kind is unsaid meets any held favourite close in meaning
+        Normaliser(pattern=rf"{_SUBJ} (?:like|likes|love|loves|enjoy|enjoys) (?P<object>.+?) (?:best|most|the most)",
+                   predicate="favourite"),
         Normaliser(pattern=rf"{_SUBJ} (?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|adore|adores)"
-                   r" (?P<object>.+?)(?: best| most| the most| over .+| to .+| than .+)?", predicate="likes",
+                   r" (?P<object>.+?)(?: over .+| to .+| than .+)?", predicate="likes",
                    single_valued=False),
         Normaliser(pattern=rf"{_SUBJ} (?:dislike|dislikes|hate|hates) {_OBJ}", predicate="dislikes",
                    single_valued=False),

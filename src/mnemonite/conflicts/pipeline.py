@@ -190,7 +190,7 @@ def _by_triple(
         return None
     parsed = [(fact, other, cos) for fact, other, cos in related if other is not None and other.resolved]
     mine = [(f, o) for f, o, _ in parsed if o.subject == triple.subject]
-    same = [(f, o) for f, o in mine if o.predicate == triple.predicate]
+    same = [(f, o) for f, o in mine if _one_predicate(o.predicate, triple.predicate)]
     # With a change signal ("now", "new") only the very same value is a duplicate: "head nurse" is not "nurse".
     equal = [
         f.id
@@ -270,6 +270,13 @@ def _admits(
         return None
     reason = f"predicate {triple.predicate} differs from every held fact's about {triple.subject!r}"
     return Outcome("admit", "subject_predicate", zone, best, reason)
+
+
+def _one_predicate(one: str, other: str) -> bool:
+    """The same predicate, or a favourite of unsaid kind ("i like x best") and a favourite of a named kind."""
+    if one == other:
+        return True
+    return {one.partition("_")[0], other.partition("_")[0]} == {"favourite"} and "favourite" in (one, other)
 
 
 def _people(one: str, other: str) -> bool:
