@@ -51,8 +51,9 @@ def test_sync_memory_reads_back_what_it_wrote(outputs: dict[int, str]) -> None:
 
 
 def test_remember_with_decision_prints_what_the_readme_says(outputs: dict[int, str]) -> None:
-    assert outputs[3].splitlines()[0] == "supersede regex COLD 0.298 explicit change signal True"
-    assert "# supersede regex COLD 0.298 explicit change signal True" in BLOCKS[3]
+    printed = "supersede subject_predicate COLD 0.298 same subject and single-valued predicate (lives_in), another object True"
+    assert outputs[3].splitlines()[0] == printed
+    assert f"# {printed}" in BLOCKS[3]
 
 
 def test_the_graph_example_prints_a_prompt_ready_context(outputs: dict[int, str]) -> None:

@@ -172,6 +172,12 @@ class SyncSemanticTier:
     def get(self, fact_id: str) -> Fact:
         return self._run(self._tier.get(fact_id))
 
+    def add_names(self, scope: Scope, *names: str) -> list[str]:
+        return self._run(self._tier.add_names(scope, *names))
+
+    def names(self, scope: Scope) -> list[str]:
+        return self._run(self._tier.names(scope))
+
     def remember_with_decision(
         self,
         scope: Scope,

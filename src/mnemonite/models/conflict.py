@@ -16,7 +16,10 @@ VerdictKind = Literal["supersede", "dedup", "admit"]
 
 class ConflictThresholds(Model):
     """The embedding zones of stage 2: HOT ≥ hot (always a duplicate), NEAR-DUP ≥ near_dup,
-    CONFLICT-CHECK > conflict_check, COLD otherwise; ``top_k`` nearest current facts are compared."""
+    CONFLICT-CHECK > conflict_check, COLD otherwise; ``top_k`` nearest current facts are compared.
+
+    By default a HOT match that the candidate negates or retracts is superseded, and one about
+    another subject is admitted; ``strict_hot=True`` restores the spec's "HOT always dedups"."""
 
     hot: float = Field(default=0.95, gt=0, le=1)
     near_dup: float = Field(default=0.85, gt=0, le=1)
@@ -29,6 +32,11 @@ class ConflictThresholds(Model):
         " nearest fact only at this cosine or above",
     )
     top_k: int = Field(default=5, ge=1, le=100)
+    strict_hot: bool = Field(
+        default=False,
+        description="the spec's rule: HOT always dedups, even a negation or retraction of the matched fact"
+        " or a statement about someone else",
+    )
 
     def zone(self, cosine: float | None) -> Zone:
         if cosine is None or cosine <= self.conflict_check:

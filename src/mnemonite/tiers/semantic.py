@@ -10,6 +10,7 @@ from typing import Any
 from mnemonite import conflicts as pipeline
 from mnemonite._time import utcnow
 from mnemonite.conflicts import LocalePack, locale_pack
+from mnemonite.conflicts.names import UserNames
 from mnemonite.embedding.base import Vectors as Vector
 from mnemonite.embedding.indexer import Indexer
 from mnemonite.errors import ConfigurationError, FactConflictError, InvalidInputError, NotFoundError
@@ -107,6 +108,7 @@ class SemanticTier:
         self.thresholds = thresholds or ConflictThresholds()
         self.judge = judge
         self.counter = counter or default_counter()
+        self._names = UserNames(store, self.locale)
 
     # -- remember: the five-stage conflict pipeline ------------------------------------------
 
@@ -180,16 +182,15 @@ class SemanticTier:
         neighbours: list[tuple[Fact, float]] = []
         if vector is not None:
             neighbours = await self._nearest(user, agent, vector, self.thresholds.top_k)
+        names = await self._names.known(user, agent)
         given = (fields["subject"], fields["predicate"], fields["object"])
-        parsed = self.locale.split(text)
+        parsed = self.locale.split(text, names)
         triple = pipeline.Triple(*given) if given[0] and given[1] and given[2] else parsed
         same: list[Fact] = []
         if triple is not None and exact is None:
             parts = {"subject": triple.subject, "predicate": triple.predicate, "object": triple.object}
             fields = {**fields, **{key: fields[key] or value for key, value in parts.items()}}
-            same = await self._store.facts(
-                FactFilter(user=user, agent=agent, subject=triple.subject, predicate=triple.predicate)
-            )
+            same = await self._names.same_predicate(user, agent, triple, names)
         outcome = pipeline.decide(
             text,
             exact=exact,
@@ -198,6 +199,8 @@ class SemanticTier:
             pack=self.locale,
             thresholds=self.thresholds,
             triple=triple,
+            names=names,
+            judged=self.judge is not None,
         )
         now = utcnow()
         provenance = {"source_episode_ids": sources, "promotion_ts": now, "rule_id": rule_id,
@@ -222,9 +225,29 @@ class SemanticTier:
             model = (embedder.model, vector) if embedder is not None and vector is not None else None
             decision, _, _ = await self._store.remember(delta, decision, model)
             traced(decision)
+        await self._names.learn(user, agent, text)
         if self._after_write is not None:
             await self._after_write()
         return decision
+
+    # -- who "I" is: the user's names and aliases ---------------------------------------------
+
+    async def add_names(self, scope: Scope, *names: str) -> list[str]:
+        """Record names the scope's user goes by ("Jo", "Joanna"); returns every name known.
+
+        A statement about one of them is a statement about the user ("Jo moved to Riga" meets
+        "I live in Oslo"). Names are also learned from what the user says ("I'm Jo", "my name is
+        Jo", "call me Jo"), and the user id counts as one when it is a plain word. Each name is
+        kept as a fact (subject ``user``, predicate ``alias``), so it is audited and can be forgotten.
+        """
+        user, agent = fact_scope(scope)
+        await self._names.add(user, agent, [pipeline.check_name(name, self.locale) for name in names])
+        return sorted(await self._names.known(user, agent))
+
+    async def names(self, scope: Scope) -> list[str]:
+        """The names the scope's user goes by, lower-cased (see `add_names`)."""
+        user, agent = fact_scope(scope)
+        return sorted(await self._names.known(user, agent))
 
     async def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
         """Replace a current fact explicitly: the old one is closed, the new one cites it (SUPERSEDES).

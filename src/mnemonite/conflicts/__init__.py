@@ -1,0 +1,32 @@
+"""The five-stage conflict pipeline of `semantic.remember`, and the locale packs it reads."""
+
+from mnemonite.conflicts.english import ENGLISH
+from mnemonite.conflicts.pack import (
+    MAX_FACT_CHARS,
+    USER,
+    LocalePack,
+    Normaliser,
+    Triple,
+    canonical,
+    check_name,
+    define_locale_pack,
+    locale_pack,
+    text_hash,
+)
+from mnemonite.conflicts.pipeline import Outcome, decide
+
+__all__ = [
+    "ENGLISH",
+    "MAX_FACT_CHARS",
+    "USER",
+    "LocalePack",
+    "Normaliser",
+    "Outcome",
+    "Triple",
+    "canonical",
+    "check_name",
+    "decide",
+    "define_locale_pack",
+    "locale_pack",
+    "text_hash",
+]

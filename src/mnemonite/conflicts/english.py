@@ -1,0 +1,145 @@
+"""The English locale pack: change and retraction phrasings, plans, names, predicate families."""
+
+from __future__ import annotations
+
+from mnemonite.conflicts.pack import LocalePack, Normaliser, define_locale_pack
+
+_SUBJ = r"(?P<subject>[\w' ]+?)"
+_POSS = r"(?P<subject>(?:my |our )?[\w]+'s|my|our)"
+# A subject is not a function word: "no longer have x" is a clause without one.
+_NOT_SUBJECT = r"(?!\w+ed\b)(?!(?:no|not|have|has|had|got|to|and|but|so|then|is|am|are|was|were|will|would|a|an|the)\b)"
+_ONE = rf"(?P<subject>{_NOT_SUBJECT}(?:(?:my|our|[\w]+'s) )?[\w']+)"
+_OBJ = r"(?P<object>.+)"
+_PARTNER = r"(?:wife|husband|partner|spouse|girlfriend|boyfriend|fiancee?)"
+# fmt: off
+ENGLISH = LocalePack(
+    name="en",
+    change_markers=[
+        r"\bmoved (?:to|into|out)\b", r"\brelocat\w*\b", r"\bno longer\b", r"\bnot any ?more\b", r"\bany ?more\b",
+        r"\bgot promoted\b", r"\bpromoted to\b", r"\bnew (?:job|role|position|gig|home|place|address|number)\b",
+        r"\bswitched (?:to|from)\b", r"\bchanged\b", r"\bquit\b", r"\bleft (?:my|the|his|her|their)\b",
+        r"\bjust (?:moved|started|joined|bought|got|switched)\b", r"\bstarted (?:a|my|working|at)\b", r"\bjoined\b",
+        r"\bused to\b", r"\bstopped\b", r"\bgave up\b", r"\bnowadays\b", r"\bthese days\b", r"\bfrom now on\b",
+        r"^now\b", r"\b(?:am|is|are) now\b", r"\bnow (?:live|lives|work|works|prefer|prefers|like|likes|love|loves"
+        r"|drive|drives|use|uses|go|goes|eat|eats|drink|drinks|am|is|are)\b",
+        r"\bactually\b", r"\binstead\b", r"\bturned \d+\b",
+    ],
+    negation_markers=[r"\bdo not\b", r"\bdoes not\b", r"\bdid not\b", r"\bno longer\b", r"\bnever\b",
+                      r"\bnot any ?more\b", r"\bany ?more\b", r"\bnot\b"],
+    # Retractions said with a verb of their own are read as the negation of the statement they end.
+    rewrites=[
+        (r"\b(?:stopped|quit|gave up|given up|give up on|gave up on) (\w+ing)\b", r"no longer \1"),
+        (r"\b(?:quit|left) (?:my |his |her |their |the )?job (?:at|with) ", "no longer works at "),
+        (r"\b(?:left|quit) (?!\w+ing\b)(?:my |his |her |their )?", "no longer works at "),
+        (r"\b(\w+) and (?:i|me) (?:got divorced|broke up|split up|separated)\b", r"i am no longer married to \1"),
+        (r"\b(?:got divorced|broke up|split up|separated)(?: (?:with|from))?\b", "am no longer married to"),
+        (r"\b(?:sold|cancelled|canceled|ditched|got rid of|gave away) (?:my |the |our )?", "no longer have "),
+        (r"\b(am|is|are) off (?:the |my |his |her )?", r"\1 not on "),
+        (r"\b(?:i|we) (?:have|got) (?:a )?new (manager|boss),? (\w+)", r"my \1 is \2"),
+        (r"\b(?:after all|turns out|it turns out)\b", ""),
+        # "an engineer by profession" works as one; "a peanut allergy" is being allergic to peanuts
+        (r"\b(am|is|are) ((?:a |an )?[\w ]+?) (?:by profession|by trade|for a living)\b", r"\1 working as \2"),
+        (r"\b(have|has) (?:a |an )?([\w ]+?) allergy\b", r"is allergic to \2"),
+    ],
+    replace_markers=[r"\b(?:switched|changed|moved|converted|upgraded|downgraded) (?:over )?to\b",
+                     r"\b(?:swapped|traded|replaced) .+ (?:for|with)\b"],
+    plan_markers=[r"\bmight\b", r"\bmay\b", r"\bmaybe\b", r"\bperhaps\b", r"\bthinking (?:about|of)\b",
+                  r"\bconsider(?:ing)?\b", r"\bplan(?:ning)? (?:to|on)\b", r"\bwants? to\b", r"\bhop(?:e|ing) to\b",
+                  r"\bwould like to\b", r"^if\b", r"\bsomeday\b", r"\bsome day\b", r"\bone day\b",
+                  r"\btrying to\b", r"\bgoing to\b", r"\bshould\b", r"\bwould\b(?! rather)"],
+    name_patterns=[r"(?i:\bmy name is|\bi'm|\bi am|\bcall me)\s+(?P<name>[A-Z][\w-]+)\b"],
+    # "I'm German", "I'm Catholic", "I'm Vegan": capitalised, but nationalities, faiths and diets
+    not_names=r"\w+(?:ish|ese|ic|ist)|American|Mexican|Canadian|German|Korean|Italian|Russian|Indian|Brazilian"
+              r"|Australian|Asian|European|African|Muslim|Hindu|Vegan|Vegetarian|Fine|Good|Okay|Sorry|Back|Here|Not",
+    contractions={
+        " i'm ": " i am ", " i've ": " i have ", " i'd ": " i would ", " don't ": " do not ",
+        " doesn't ": " does not ", " didn't ": " did not ", " isn't ": " is not ", " aren't ": " are not ",
+        " can't ": " can not ", " won't ": " will not ", " he's ": " he is ", " she's ": " she is ",
+        " we're ": " we are ", " they're ": " they are ", " it's ": " it is ", " i'll ": " i will ",
+        " have been promoted ": " got promoted ", " has been promoted ": " got promoted ",
+        " have moved ": " moved ", " has moved ": " moved ", " have joined ": " joined ", " has joined ": " joined ",
+        " have started ": " started ", " has started ": " started ", " have got ": " got ", " has got ": " got ",
+        " favorite ": " favourite ", " color ": " colour ", " colors ": " colours ", " i've got ": " i have ",
+    },
+    fillers=["just", "recently", "finally", "actually", "now", "currently", "also", "still", "really", "officially",
+             "already", "can", "new", "these days", "nowadays", "lately", "right now", "at the moment", "today",
+             "as well", "too", "yesterday", "last week", "last month", "last year", "every day"],
+    first_person=["i", "me", "my", "we", "our", "myself", "user"],
+    possessives=["my", "our"],
+    third_person=["he", "she", "they", "it", "him", "her", "them", "his", "their", "this", "that"],
+    articles=["a", "an", "the", "my", "our", "his", "her"],
+    trailing=["now", "today", "again", "nowadays", "anymore", "currently", "these", "days", "lately", "too"],
+    stopwords=["a", "an", "the", "my", "our", "to", "in", "at", "of", "on", "for", "with", "and", "is", "am", "are",
+               "be", "every", "all", "after", "some", "any", "i", "me"],
+    verb_suffixes=["ing", "ies", "es", "ed", "s"],
+    verb_predicates={"earn": "income", "mak": "income", "weigh": "weight"},
+    single_valued=["income", "weight"],
+    normalisers=[
+        Normaliser(pattern=rf"{_SUBJ} (?:live|lives|living|reside|resides|am living|is living|are living|am based"
+                   rf"|is based|are based|stay|stays|am staying|is staying) (?:in|at) {_OBJ}", predicate="lives_in"),
+        Normaliser(pattern=rf"{_SUBJ} (?:moved|relocated|am moving|is moving) (?:to|into) {_OBJ}",
+                   predicate="lives_in"),
+        Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:live|lives|am living|is living)", predicate="lives_in"),
+        Normaliser(pattern=rf"{_POSS} home is (?:in )?{_OBJ}", predicate="lives_in"),
+        Normaliser(pattern=rf"{_SUBJ} (?:joined|started (?:a new job |a job |working )?(?:at|with)"
+                   rf"|got (?:a |a new )?job (?:at|with)|am employed (?:at|by)|is employed (?:at|by)) {_OBJ}",
+                   predicate="works_at"),
+        Normaliser(pattern=rf"{_SUBJ} (?:work|works|working|am working|is working|are working) (?:at|for) {_OBJ}",
+                   predicate="works_at"),
+        Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:work|works)", predicate="works_at"),
+        Normaliser(pattern=rf"{_POSS} employer is {_OBJ}", predicate="works_at"),
+        Normaliser(pattern=rf"{_SUBJ} (?:got promoted|was promoted|am promoted|is promoted) to {_OBJ}",
+                   predicate="job_title"),
+        Normaliser(pattern=rf"{_SUBJ} (?:work|works|am working|is working) as {_OBJ}", predicate="job_title"),
+        Normaliser(pattern=rf"{_POSS} (?:job title|job|role|position|profession) is {_OBJ}", predicate="job_title"),
+        Normaliser(pattern=rf"{_POSS} (?:favourite|favorite) (?P<what>[\w ]+?) is {_OBJ}",
+                   predicate="favourite_{what}"),
+        Normaliser(pattern=rf"{_OBJ} is {_POSS} (?:favourite|favorite) (?P<what>[\w ]+)",
+                   predicate="favourite_{what}"),
+        Normaliser(pattern=rf"{_POSS} {_PARTNER}(?:'s name)? is (?:called |named )?{_OBJ}", predicate="partner"),
+        Normaliser(pattern=rf"(?P<object>[\w ]+) is {_POSS} {_PARTNER}", predicate="partner"),
+        Normaliser(pattern=rf"(?P<object>[\w ]+) is {_POSS} (?:manager|boss)", predicate="manager"),
+        Normaliser(pattern=rf"{_POSS} name is {_OBJ}", predicate="name"),
+        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are) (?:called|named) {_OBJ}", predicate="name"),
+        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|got) (?:married|engaged) to {_OBJ}", predicate="partner"),
+        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are) (?:dating|seeing) {_OBJ}", predicate="partner"),
+        Normaliser(pattern=rf"{_SUBJ} (?:have|has) (?:a|an) {_PARTNER} (?:named|called) {_OBJ}",
+                   predicate="partner"),
+        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|got|turned) (?P<object>\d+)(?: years old| years)?",
+                   predicate="age"),
+        Normaliser(pattern=rf"{_POSS} age is {_OBJ}", predicate="age"),
+        Normaliser(pattern=rf"{_SUBJ} (?:have|has|have got|got) (?P<object>\w+) (?:kids|children|kid|child)",
+                   predicate="children"),
+        Normaliser(pattern=rf"{_SUBJ} (?:drive|drives|am driving|is driving) {_OBJ}", predicate="drives"),
+        Normaliser(pattern=rf"{_POSS} car is {_OBJ}", predicate="drives"),
+        Normaliser(pattern=rf"{_POSS} (?:phone number|number) is {_OBJ}", predicate="phone"),
+        Normaliser(pattern=rf"{_POSS} (?:manager|boss) is {_OBJ}", predicate="manager"),
+        Normaliser(pattern=rf"{_POSS} (?:email|email address) is {_OBJ}", predicate="email"),
+        Normaliser(pattern=rf"{_POSS} (?:birthday|date of birth) is (?:on )?{_OBJ}", predicate="birthday"),
+        Normaliser(pattern=rf"{_SUBJ} (?:was|were) born in {_OBJ}", predicate="birthplace"),
+        Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:was|were) born", predicate="birthplace"),
+        Normaliser(pattern=rf"{_SUBJ} (?:would rather|prefer to|prefers to) (?:drink |eat |have |use |go )?"
+                   r"(?P<object>.+?)(?: than .+| over .+| instead of .+)?", predicate="likes", single_valued=False),
+        # "i like ramen best": a favourite whose kind is unsaid meets any held favourite close in meaning
+        Normaliser(pattern=rf"{_SUBJ} (?:like|likes|love|loves|enjoy|enjoys) (?P<object>.+?) (?:best|most|the most)",
+                   predicate="favourite"),
+        Normaliser(pattern=rf"{_SUBJ} (?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|adore|adores)"
+                   r" (?P<object>.+?)(?: over .+| to .+| than .+)?", predicate="likes",
+                   single_valued=False),
+        Normaliser(pattern=rf"{_SUBJ} (?:dislike|dislikes|hate|hates) {_OBJ}", predicate="dislikes",
+                   single_valued=False),
+        Normaliser(pattern=rf"{_SUBJ} (?:have|has|own|owns|got) {_OBJ}", predicate="has", single_valued=False),
+        # Any other verb: its stem is the predicate, additive unless the pack says otherwise.
+        Normaliser(pattern=rf"{_ONE} (?:am|is|are) (?P<what>\w+ing)(?: {_OBJ})?", predicate="{what}",
+                   single_valued=False, fallback=True),
+        Normaliser(pattern=rf"{_ONE} (?:am|is|are) {_OBJ}", predicate="is", single_valued=False, fallback=True),
+        # "every morning i go for a run": a phrase before a first-person subject
+        Normaliser(pattern=rf"(?:[\w' ]+ )?(?P<subject>i|we) (?P<what>\w+)(?: {_OBJ})?", predicate="{what}",
+                   single_valued=False, fallback=True),
+        Normaliser(pattern=rf"{_ONE} (?P<what>\w+)(?: {_OBJ})?", predicate="{what}", single_valued=False,
+                   fallback=True),
+    ],
+)
+# fmt: on
+
+define_locale_pack(ENGLISH)

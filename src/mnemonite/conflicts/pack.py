@@ -1,0 +1,325 @@
+"""Locale packs: what the conflict pipeline knows of one language, and how it reads a statement.
+
+A pack turns a sentence into a `Triple` (subject, predicate, object, polarity): retraction
+phrasings are rewritten to negations, negations are removed and remembered, first person and
+the user's names resolve to the subject ``user``, "my sister" to ``user's sister`` (someone
+else), and a pronoun with no antecedent to an unresolved subject (``?she``) that matches
+nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from mnemonite.errors import ConfigurationError, InvalidInputError
+from mnemonite.models.base import Model
+
+MAX_FACT_CHARS = 8_000
+USER = "user"
+_SPACE = re.compile(r"\s+")
+_PARSED_CACHE = 50_000
+_CLAUSE = re.compile(r"[,;]| and | but | so ")
+
+
+def canonical(text: str) -> str:
+    """Lower-cased, whitespace collapsed, trimmed: the body stage 1 hashes."""
+    return _SPACE.sub(" ", text).strip().lower()
+
+
+def text_hash(text: str) -> str:
+    return hashlib.md5(canonical(text).encode(), usedforsecurity=False).hexdigest()
+
+
+def _compiles(value: str, groups: set[str]) -> str:
+    try:
+        compiled = re.compile(value)
+    except re.error as error:
+        raise InvalidInputError(f"pattern {value!r} does not compile: {error}") from None
+    if not groups <= set(compiled.groupindex):
+        raise InvalidInputError(f"pattern {value!r} needs named groups {sorted(groups)}")
+    return value
+
+
+class Normaliser(Model):
+    """A pattern over the prepared sentence with named groups ``subject`` and ``object`` (and
+    optionally ``what``, substituted into ``predicate`` as ``{what}``; a verb there is reduced
+    to its stem and looked up in the pack's ``verb_predicates``)."""
+
+    pattern: str
+    predicate: str
+    single_valued: bool = True
+    fallback: bool = Field(default=False, description="tried only on a clause that says its own subject")
+
+    @field_validator("pattern")
+    @classmethod
+    def _groups(cls, value: str) -> str:
+        return _compiles(value, {"subject", "object"})
+
+
+@dataclass(frozen=True)
+class Triple:
+    subject: str
+    predicate: str
+    object: str
+    single_valued: bool = True
+    negated: bool = False
+    loose: bool = False  # read by a catch-all normaliser: its predicate is only the verb
+
+    @property
+    def resolved(self) -> bool:
+        """False for a pronoun with no antecedent: such a subject is compared with nothing."""
+        return not self.subject.startswith("?")
+
+
+class LocalePack(Model):
+    """What the regex and subject/predicate stages know of one language."""
+
+    name: str = Field(min_length=1)
+    change_markers: list[str] = Field(min_length=1, description="explicit change signals (regex)")
+    negation_markers: list[str] = Field(default_factory=list, description="negations (regex), removed before parsing")
+    rewrites: list[tuple[str, str]] = Field(
+        default_factory=list, description="(regex, replacement) applied before parsing: retractions become negations"
+    )
+    replace_markers: list[str] = Field(
+        default_factory=list, description="changes that name only the new value ('switched to'): regex"
+    )
+    plan_markers: list[str] = Field(default_factory=list, description="plans and hypotheticals (regex): no change yet")
+    name_patterns: list[str] = Field(
+        default_factory=list, description="over the original text, group 'name': the user saying who they are"
+    )
+    not_names: str | None = Field(default=None, description="regex: capitalised words that are not names")
+    contractions: dict[str, str] = Field(default_factory=dict, description="expanded before parsing")
+    fillers: list[str] = Field(default_factory=list, description="words dropped before parsing (adverbs)")
+    first_person: list[str] = Field(default_factory=list, description="subjects that mean the user")
+    possessives: list[str] = Field(default_factory=list, description="first-person possessives: 'my sister'")
+    third_person: list[str] = Field(default_factory=list, description="pronouns that need an antecedent")
+    articles: list[str] = Field(default_factory=list, description="dropped from the start of objects")
+    trailing: list[str] = Field(default_factory=list, description="dropped from the end of objects")
+    stopwords: list[str] = Field(default_factory=list, description="ignored when objects are compared")
+    verb_suffixes: list[str] = Field(default_factory=list, description="stripped to stem a verb, longest first")
+    verb_predicates: dict[str, str] = Field(default_factory=dict, description="verb stem -> predicate family")
+    single_valued: list[str] = Field(default_factory=list, description="predicates from verbs that hold one value")
+    normalisers: list[Normaliser] = Field(min_length=1)
+
+    @field_validator("name_patterns")
+    @classmethod
+    def _name_groups(cls, value: list[str]) -> list[str]:
+        return [_compiles(pattern, {"name"}) for pattern in value]
+
+    @field_validator("rewrites", "plan_markers", "replace_markers")
+    @classmethod
+    def _patterns(cls, value: list[Any]) -> list[Any]:
+        for item in value:
+            _compiles(item[0] if isinstance(item, tuple) else item, set())
+        return value
+
+    def model_post_init(self, context: Any, /) -> None:
+        join = "|".join
+        self._change = re.compile(join(f"(?:{m})" for m in self.change_markers))
+        self._negation = re.compile(join(f"(?:{m})" for m in self.negation_markers)) if self.negation_markers else None
+        self._replace = re.compile(join(f"(?:{m})" for m in self.replace_markers)) if self.replace_markers else None
+        self._plan = re.compile(join(f"(?:{m})" for m in self.plan_markers)) if self.plan_markers else None
+        self._rewrites = [(re.compile(pattern), replacement) for pattern, replacement in self.rewrites]
+        self._names = [re.compile(pattern) for pattern in self.name_patterns]
+        # whole words only: "new" goes from "my new number", not from "jo@new.com"
+        fillers = join(map(re.escape, self.fillers))
+        self._fillers = re.compile(rf"(?<!\S)(?:{fillers})(?!\S)") if self.fillers else None
+        self._compiled = [(re.compile(n.pattern), n) for n in self.normalisers]
+        # held facts are parsed again at every remember that meets them; their text never changes
+        self._parsed: dict[tuple[str, frozenset[str]], Triple | None] = {}
+
+    def has_change_signal(self, text: str) -> bool:
+        return self.change_signal(text) is not None
+
+    def change_signal(self, text: str) -> str | None:
+        """The change or negation marker the statement carries ("moved to", "no longer"), or None."""
+        prepared = self._prepare(text)
+        found = self._change.search(prepared) or (self._negation.search(prepared) if self._negation else None)
+        return found.group(0) if found else None
+
+    def negated(self, text: str) -> bool:
+        """Whether the statement denies or retracts something (after rewrites: "I quit smoking")."""
+        return bool(self._negation and self._negation.search(self._prepare(text)))
+
+    def replaces(self, text: str) -> bool:
+        """Whether the statement names a new value without the old one ("I switched to oat milk")."""
+        return bool(self._replace and self._replace.search(self._prepare(text)))
+
+    def plan_marker(self, text: str) -> str | None:
+        """The marker of a plan or hypothetical ("might", "thinking about"), or None."""
+        found = self._plan.search(self._prepare(text)) if self._plan else None
+        return found.group(0) if found else None
+
+    def declared_names(self, text: str) -> list[str]:
+        """Names the user gives themselves in ``text`` ("I'm Jo", "my name is Jo"), lower-cased."""
+        plain = text.replace("\u2019", "'")
+        found = [match.group("name") for pattern in self._names for match in pattern.finditer(plain)]
+        return [name.lower() for name in found if not (self.not_names and re.fullmatch(self.not_names, name))]
+
+    def split(self, text: str, names: Iterable[str] = ()) -> Triple | None:
+        """The naive (subject, predicate, object) of a statement, or None.
+
+        A sentence of several clauses ("I left Acme and joined Globex") is read from its last
+        clause back, a clause without a subject borrowing the sentence's first word. ``names``
+        are the user's names: a statement about one of them is about ``user``.
+        """
+        known = frozenset(names)
+        key = (text, known)
+        if key not in self._parsed:
+            if len(self._parsed) >= _PARSED_CACHE:
+                self._parsed.clear()
+            self._parsed[key] = self._split(text, known)
+        return self._parsed[key]
+
+    def _split(self, text: str, known: frozenset[str]) -> Triple | None:
+        clauses = [c.strip() for c in _CLAUSE.split(self._prepare(text)) if c.strip()]
+        if len(clauses) < 2:
+            return self._split_clause(text, known)
+        lead = self._lead(clauses[0])
+        found = [triple for clause in reversed(clauses) if (triple := self._clause(clause, lead, known))]
+        if not found:
+            return None
+        # A retraction is what a compound statement changes ("not vegetarian anymore, i eat fish now"),
+        # unless another clause gives the same predicate its new value ("left acme and joined globex").
+        positive = {triple.predicate for triple in found if not triple.negated}
+        return next((t for t in found if t.negated and t.predicate not in positive), found[0])
+
+    def _lead(self, clause: str) -> str:
+        """The subject a later clause without one borrows: "my brother", not "my"."""
+        words = clause.split()
+        possessive = words[0] in self.possessives or words[0].endswith("'s")
+        return " ".join(words[:2]) if possessive and len(words) > 1 else words[0]
+
+    def _clause(self, clause: str, lead: str, names: frozenset[str]) -> Triple | None:
+        """One clause of a compound sentence; one without a subject of its own borrows the lead's."""
+        first = clause.split()[0]
+        if not lead.startswith(first) and first not in {*self.first_person, *self.third_person, *self.possessives}:
+            borrowed = self._split_clause(f"{lead} {clause}", names, fallback=False)
+            if borrowed is not None:
+                return borrowed
+        return self._split_clause(clause, names)
+
+    def resolve(self, subject: str, names: Iterable[str] = ()) -> str:
+        """Who a subject phrase is: ``user``, ``user's <relation>``, a name, or ``?<pronoun>``."""
+        subject = subject.strip().removesuffix("'s").strip()
+        words = subject.split()
+        if not words:
+            return subject
+        # "on flights i prefer ...": a phrase put before a first-person subject does not change who it is
+        if subject in self.first_person or words[-1] in self.first_person or subject in names:
+            return USER
+        owner = words[0].removesuffix("'s")
+        if len(words) > 1 and (words[0] in self.possessives or (words[0].endswith("'s") and owner in names)):
+            return f"{USER}'s {' '.join(words[1:])}"
+        return f"?{subject}" if subject in self.third_person else subject
+
+    def stem(self, verb: str) -> str:
+        """A verb reduced so that "smoke", "smokes" and "smoking" meet."""
+        for suffix in self.verb_suffixes:
+            if verb.endswith(suffix) and len(verb) - len(suffix) >= 3:
+                verb = verb[: -len(suffix)]
+                break
+        verb = verb.removesuffix("e")
+        if len(verb) > 3 and verb[-1] == verb[-2] and verb[-1] not in "ls":
+            verb = verb[:-1]
+        return verb
+
+    def _split_clause(self, text: str, names: frozenset[str], *, fallback: bool = True) -> Triple | None:
+        prepared = re.sub(r"[;,]+(\s|$)", r"\1", self._prepare(text))
+        negated = False
+        if self._negation is not None:
+            prepared, count = self._negation.subn(" ", prepared)
+            negated = count > 0
+        if self._fillers is not None:
+            prepared = self._fillers.sub(" ", prepared)
+        prepared = " " + _SPACE.sub(" ", prepared).strip() + " "
+        for short, full in self.contractions.items():  # again: "i've just moved" is "i have moved" only now
+            prepared = prepared.replace(short, full)
+        prepared = prepared.strip()
+        for compiled, normaliser in self._compiled:
+            if normaliser.fallback and not fallback:
+                continue
+            found = compiled.fullmatch(prepared)
+            if found is not None:
+                triple = self._triple(found.groupdict(), normaliser, negated, names)
+                if triple is not None:
+                    return triple
+        return None
+
+    def _triple(
+        self, groups: dict[str, str | None], normaliser: Normaliser, negated: bool, names: frozenset[str]
+    ) -> Triple | None:
+        what = _SPACE.sub("_", (groups.get("what") or "").strip())
+        predicate = normaliser.predicate
+        single = normaliser.single_valued
+        if predicate == "{what}":
+            predicate = self.verb_predicates.get(self.stem(what), self.stem(what))
+            single = predicate in self.single_valued
+        else:
+            predicate = predicate.replace("{what}", what)
+        subject, obj = self.resolve(groups["subject"] or "", names), self._object(groups["object"] or "")
+        if subject and (obj or negated or normaliser.predicate == "{what}"):  # "i smoke", "i quit smoking"
+            return Triple(subject, predicate, obj, single, negated, normaliser.fallback)
+        return None
+
+    def _prepare(self, text: str) -> str:
+        prepared = " " + canonical(text).replace("\u2019", "'") + " "
+        for short, full in self.contractions.items():
+            prepared = prepared.replace(short, full)
+        prepared = re.sub(r"[.!?]+(\s|$)", r"\1", prepared)
+        for compiled, replacement in self._rewrites:
+            prepared = compiled.sub(replacement, prepared)
+        return prepared.strip()
+
+    def _object(self, obj: str) -> str:
+        words = obj.split()
+        while words and words[0] in self.articles:
+            words = words[1:]
+        while words and words[-1] in self.trailing:
+            words = words[:-1]
+        return " ".join(words)
+
+    def content(self, text: str) -> set[str]:
+        """The words of an object that name something, plurals folded."""
+        words = re.findall(r"\w+", text)
+        return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words} - set(
+            self.stopwords
+        )
+
+
+_NAME = re.compile(r"[^\W\d_][\w'-]{0,39}(?: [^\W\d_][\w'-]{0,39}){0,3}")
+
+
+def check_name(name: str, pack: LocalePack) -> str:
+    """A name the user goes by, lower-cased, or InvalidInputError (a pronoun is not a name)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name.strip()):
+        raise InvalidInputError(
+            f"a name is one to four words of letters (hyphens and apostrophes allowed), like 'Jo'; got {name!r}"
+        )
+    lowered = canonical(name)
+    if lowered == USER or lowered in {*pack.first_person, *pack.third_person, *pack.possessives}:
+        raise InvalidInputError(f"{name!r} is a pronoun, not a name")
+    return lowered
+
+
+_PACKS: dict[str, LocalePack] = {}
+
+
+def define_locale_pack(spec: LocalePack | Mapping[str, Any]) -> LocalePack:
+    """Register (or replace) a locale pack; pass its ``name`` as ``MemoryConfig(locale=...)``."""
+    pack = spec if isinstance(spec, LocalePack) else LocalePack.model_validate(dict(spec))
+    _PACKS[pack.name] = pack
+    return pack
+
+
+def locale_pack(name: str) -> LocalePack:
+    try:
+        return _PACKS[name]
+    except KeyError:
+        raise ConfigurationError(f"no locale pack {name!r}; known: {sorted(_PACKS)} (see define_locale_pack)") from None

@@ -1,0 +1,307 @@
+"""The five-stage conflict pipeline of `semantic.remember`.
+
+Every candidate fact goes through the stages in order; the first that reaches a decision wins:
+
+1. **exact** — the MD5 of the canonical text (lower-cased, whitespace collapsed, trimmed)
+   equals a current fact's: a duplicate.
+2. **embedding** — the top-K current facts by cosine set the zone. HOT (≥ 0.95) is a
+   duplicate, except (unless ``ConflictThresholds.strict_hot``) when the candidate flips the
+   nearest fact's polarity ("no longer allergic to cats" after "allergic to cats"), which
+   supersedes it, or is about another subject, which is admitted.
+3. **regex** — a plan or hypothetical ("might move", "thinking about") is admitted and
+   changes nothing; a change signal of the locale pack with no parsable statement changes the
+   nearest fact about the user, if it is close enough in meaning.
+4. **subject_predicate** — the locale pack splits both into (subject, predicate, object,
+   polarity), the user's names and first person meeting as ``user``: the same triple →
+   duplicate; a negation or retraction of a held statement, or the same single-valued
+   predicate with another object → supersede; another object of an additive predicate, another
+   subject, or (without a judge) another predicate → admit.
+5. Still undecided: NEAR-DUP → duplicate; CONFLICT-CHECK → admitted ``pending`` for a
+   `ConflictJudge` when the statement could not be parsed (or a judge is configured); COLD → admit.
+
+`decide` is a pure function of the candidate and what the store found, so every decision
+is reproducible from its audit row's inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mnemonite.conflicts.pack import USER, LocalePack, Triple
+from mnemonite.models.conflict import ConflictThresholds, DecisionKind, Stage, Zone
+from mnemonite.models.fact import Fact
+
+Related = list[tuple[Fact, Triple | None, float | None]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What `decide` concluded: ``targets`` are the duplicate (dedup) or the facts to close (supersede)."""
+
+    kind: DecisionKind
+    stage: Stage
+    zone: Zone
+    cosine: float | None
+    reason: str
+    targets: tuple[str, ...] = ()
+
+
+def decide(
+    text: str,
+    *,
+    exact: Fact | None,
+    neighbours: Sequence[tuple[Fact, float]],
+    same_predicate: Sequence[Fact],
+    pack: LocalePack,
+    thresholds: ConflictThresholds,
+    triple: Triple | None = None,
+    names: frozenset[str] = frozenset(),
+    judged: bool = False,
+) -> Outcome:
+    """Run the five stages over what the store found for the candidate ``text``.
+
+    ``exact``: a current fact with the same canonical hash; ``neighbours``: the top-K current
+    facts with their cosine, best first; ``same_predicate``: current facts stored with the
+    candidate's (subject, predicate); ``triple``: the candidate's (subject, predicate, object)
+    when the caller knows it (otherwise the pack splits the text); ``names``: the user's names
+    and aliases, lower-cased; ``judged``: a judge will see pending facts (otherwise pending is
+    kept for statements that could not be parsed).
+    """
+    best = neighbours[0][1] if neighbours else None
+    zone = thresholds.zone(best)
+    if exact is not None:
+        return Outcome("dedup", "exact", zone, best, "same canonical text (MD5)", (exact.id,))
+    triple = triple or pack.split(text, names)
+    if zone == "HOT" and neighbours:
+        return _hot(text, triple, neighbours[0], pack, thresholds, names)
+    marker = pack.plan_marker(text)
+    if marker is not None:
+        return Outcome("admit", "regex", zone, best, f"a plan or hypothetical ({marker!r}): nothing changed yet")
+    related = _related(neighbours, same_predicate, pack, thresholds, names)
+    if triple is not None and not triple.resolved:
+        kind: DecisionKind = "admit" if zone == "COLD" else "pending"
+        return Outcome(kind, "subject_predicate", zone, best, f"{triple.subject[1:]!r} refers to no one known")
+    if triple is not None:
+        signal = pack.change_signal(text)
+        floor = thresholds.conflict_check if pack.replaces(text) else thresholds.change_signal
+        verdict = _by_triple(triple, related, zone, best, pack, judged, signal, floor)
+        if verdict is not None:
+            return verdict
+    elif (marker := pack.change_signal(text)) is not None:
+        targets = _changed(neighbours, pack, thresholds, names)
+        if targets:
+            return Outcome("supersede", "regex", zone, best, f"explicit change signal ({marker!r})", tuple(targets))
+    return _by_zone(zone, best, neighbours, thresholds, judged or triple is None)
+
+
+def _hot(
+    text: str,
+    triple: Triple | None,
+    nearest: tuple[Fact, float],
+    pack: LocalePack,
+    thresholds: ConflictThresholds,
+    names: frozenset[str],
+) -> Outcome:
+    fact, cosine = nearest
+    dedup = Outcome("dedup", "embedding", "HOT", cosine, f"cosine {cosine:.3f} ≥ {thresholds.hot}", (fact.id,))
+    if thresholds.strict_hot:
+        return dedup
+    other = _triple_of(fact, pack, names)
+    if triple is not None and other is not None and _people(triple.subject, other.subject):
+        reason = f"cosine {cosine:.3f}, but about {triple.subject!r}, not {other.subject!r}"
+        return Outcome("admit", "subject_predicate", "HOT", cosine, reason)
+    mine = triple.negated if triple is not None else pack.negated(text)
+    theirs = other.negated if other is not None else pack.negated(fact.text)
+    if mine != theirs:
+        flip = "negates or retracts" if mine else "reaffirms what was denied by"
+        marker = pack.change_signal(text if mine else fact.text)
+        reason = f"cosine {cosine:.3f}, but the statement {flip} fact {fact.id} ({marker!r}; polarity before identity)"
+        return Outcome("supersede", "regex", "HOT", cosine, reason, (fact.id,))
+    return dedup
+
+
+def _by_zone(
+    zone: Zone, best: float | None, neighbours: Sequence[tuple[Fact, float]], thresholds: ConflictThresholds,
+    undecided: bool,
+) -> Outcome:  # fmt: skip
+    if zone == "NEAR_DUP" and neighbours:
+        reason = f"cosine {best:.3f} ≥ {thresholds.near_dup}, no change signal"
+        return Outcome("dedup", "embedding", zone, best, reason, (neighbours[0][0].id,))
+    if zone == "CONFLICT_CHECK" and undecided:
+        return Outcome("pending", "embedding", zone, best, "related facts, undecided: left for the judge")
+    return Outcome("admit", "embedding", zone, best, "no related current fact")
+
+
+def _related(
+    neighbours: Sequence[tuple[Fact, float]],
+    same_predicate: Sequence[Fact],
+    pack: LocalePack,
+    thresholds: ConflictThresholds,
+    names: frozenset[str],
+) -> Related:
+    """Facts worth comparing: same (subject, predicate) from the store, then close neighbours."""
+    cosines = {fact.id: cos for fact, cos in neighbours}
+    seen: dict[str, tuple[Fact, Triple | None, float | None]] = {}
+    for fact in same_predicate:
+        seen[fact.id] = (fact, _triple_of(fact, pack, names), cosines.get(fact.id))
+    for fact, cos in neighbours:
+        if cos > thresholds.conflict_check and fact.id not in seen:
+            seen[fact.id] = (fact, _triple_of(fact, pack, names), cos)
+    return list(seen.values())
+
+
+def _triple_of(fact: Fact, pack: LocalePack, names: frozenset[str]) -> Triple | None:
+    parsed = pack.split(fact.text, names)
+    if fact.subject and fact.predicate and fact.object:
+        single = parsed.single_valued if parsed is not None and parsed.predicate == fact.predicate else True
+        negated = parsed.negated if parsed else False
+        return Triple(pack.resolve(fact.subject, names), fact.predicate, fact.object, single, negated)
+    return parsed
+
+
+def _changed(
+    neighbours: Sequence[tuple[Fact, float]], pack: LocalePack, thresholds: ConflictThresholds, names: frozenset[str]
+) -> list[str]:
+    """The fact an unparsed statement with a change signal replaces: the nearest one about the
+    user (never someone else's) close enough in meaning."""
+    for fact, cos in neighbours:
+        if cos < thresholds.change_signal:
+            break
+        other = _triple_of(fact, pack, names)
+        if other is None or other.subject == USER:
+            return [fact.id]
+    return []
+
+
+def _by_triple(
+    triple: Triple,
+    related: Related,
+    zone: Zone,
+    best: float | None,
+    pack: LocalePack,
+    judged: bool,
+    signal: str | None,
+    floor: float,
+) -> Outcome | None:
+    """The decision parsing reaches; ``floor``: the cosine from which an explicit change may
+    replace the closest statement about the subject (lower for "switched to x", which names no old value)."""
+    if not related:
+        return None
+    parsed = [(fact, other, cos) for fact, other, cos in related if other is not None and other.resolved]
+    mine = [(f, o) for f, o, _ in parsed if o.subject == triple.subject]
+    same = [(f, o) for f, o in mine if _one_predicate(o.predicate, triple.predicate)]
+    # With a change signal ("now", "new") only the very same value is a duplicate: "head nurse" is not "nurse".
+    equal = [
+        f.id
+        for f, o in same
+        if _same_object(pack, o.object, triple.object, exact=signal is not None) and o.negated == triple.negated
+    ]
+    if equal:
+        return Outcome("dedup", "subject_predicate", zone, best, "same subject, predicate and object", (equal[0],))
+    changed = _changes(triple, parsed, same, mine, pack, signal, floor)
+    if changed is not None:
+        return Outcome("supersede", changed[0], zone, best, changed[1], changed[2])
+    if judged and triple.loose:  # a verb alone is too thin to admit on when a judge can look
+        return None
+    return _admits(triple, related, parsed, mine, same, zone, best, pack, judged)
+
+
+def _changes(
+    triple: Triple,
+    parsed: list[tuple[Fact, Triple, float | None]],
+    same: list[tuple[Fact, Triple]],
+    mine: list[tuple[Fact, Triple]],
+    pack: LocalePack,
+    signal: str | None,
+    floor: float,
+) -> tuple[Stage, str, tuple[str, ...]] | None:
+    """What a candidate supersedes, by which stage and why, or None."""
+    negated = _negates(triple, same, mine, pack)
+    if negated:
+        return (
+            "subject_predicate",
+            f"negates or retracts a held statement ({triple.predicate} of {triple.subject}"
+            + (f"; {signal!r})" if signal else ")"),
+            tuple(negated),
+        )
+    if triple.single_valued and not triple.negated:
+        other = [f.id for f, o in same if o.single_valued and not o.negated]
+        if other:
+            return (
+                "subject_predicate",
+                f"same subject and single-valued predicate ({triple.predicate}), another object",
+                tuple(other),
+            )
+    ranked = sorted(parsed, key=lambda row: -(row[2] or -1))
+    close = [f.id for f, o, cos in ranked if o.subject == triple.subject and (cos or -1) >= floor]
+    if signal and not triple.negated and close:
+        # "i now prefer x", "i switched to y": an explicit change replaces the closest statement about the subject
+        return (
+            "regex",
+            f"explicit change signal ({signal!r}); the closest statement about {triple.subject!r}",
+            (close[0],),
+        )
+    return None
+
+
+def _admits(
+    triple: Triple,
+    related: Related,
+    parsed: list[tuple[Fact, Triple, float | None]],
+    mine: list[tuple[Fact, Triple]],
+    same: list[tuple[Fact, Triple]],
+    zone: Zone,
+    best: float | None,
+    pack: LocalePack,
+    judged: bool,
+) -> Outcome | None:
+    """Admit what parsing shows to be new, dedup a paraphrase said with another verb, or defer to the zones."""
+    if same:
+        reason = f"another value of the additive predicate {triple.predicate} of {triple.subject}"
+        return Outcome("admit", "subject_predicate", zone, best, reason)
+    if parsed and not mine and len(parsed) == len(related):
+        return Outcome("admit", "subject_predicate", zone, best, f"related facts are not about {triple.subject!r}")
+    near = [f.id for f, o, cos in parsed if zone in ("HOT", "NEAR_DUP") and cos == best and o.subject == triple.subject]
+    if near and any(_same_object(pack, o.object, triple.object) for f, o in mine if f.id == near[0]):
+        reason = "same subject and object, said with another verb (a paraphrase)"
+        return Outcome("dedup", "subject_predicate", zone, best, reason, (near[0],))
+    if judged or (zone == "NEAR_DUP" and len(mine) < len(related)):
+        return None
+    reason = f"predicate {triple.predicate} differs from every held fact's about {triple.subject!r}"
+    return Outcome("admit", "subject_predicate", zone, best, reason)
+
+
+def _one_predicate(one: str, other: str) -> bool:
+    """The same predicate, or a favourite of unsaid kind ("i like x best") and a favourite of a named kind."""
+    if one == other:
+        return True
+    return {one.partition("_")[0], other.partition("_")[0]} == {"favourite"} and "favourite" in (one, other)
+
+
+def _people(one: str, other: str) -> bool:
+    """Two subjects plainly not the same: the user and a relation ("my dad"), or two relations."""
+    return one != other and all(s == USER or s.startswith(f"{USER}'s ") for s in (one, other))
+
+
+def _negates(
+    triple: Triple, same: list[tuple[Fact, Triple]], mine: list[tuple[Fact, Triple]], pack: LocalePack
+) -> list[str]:
+    """Held statements the candidate denies, or (negated) that it retracts whatever their verb."""
+    flipped = [
+        f.id
+        for f, o in same
+        if o.negated != triple.negated
+        and (not triple.object or not o.object or _same_object(pack, o.object, triple.object))
+    ]
+    if flipped or not triple.negated:
+        return flipped
+    words = pack.content(triple.object)
+    return [f.id for f, o in mine if not o.negated and words and words <= pack.content(f"{o.object} {f.text.lower()}")]
+
+
+def _same_object(pack: LocalePack, one: str, other: str, *, exact: bool = False) -> bool:
+    """Objects name the same thing when one's words (plurals folded) hold all of the other's:
+    "window seat" and "window seats on flights", "lisbon" and "lisbon portugal"; ``exact``: the same words."""
+    a, b = pack.content(one), pack.content(other)
+    return bool(a) and bool(b) and (a == b if exact else a <= b or b <= a)
