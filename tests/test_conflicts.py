@@ -59,7 +59,17 @@ def test_canonical_text_and_hash() -> None:
         ("Green is my favorite colour", ("user", "favourite_colour", "green")),
         ("I don't eat meat anymore", ("user", "eat", "meat")),
         ("I quit smoking", ("user", "smok", "")),
-        ("Chris and I got divorced", ("user", "partner", "chris")),
+        ("Chris and I got divorced", ("user", "partner", "married chris")),
+        ("Leo and I got engaged", ("user", "partner", "engaged leo")),
+        ("I married Sam", ("user", "partner", "married sam")),
+        ("I'm single again", ("user", "partner", "single")),
+        ("I started seeing someone called Dev", ("user", "partner", "dating dev")),
+        ("My husband is Omar", ("user", "partner", "omar")),
+        ("my husband is omar", ("user", "partner", "omar")),
+        ("My husband is vegetarian", ("user's husband", "is", "vegetarian")),
+        ("My boss is Kenji", ("user", "manager", "kenji")),
+        ("My boss is strict", ("user's boss", "is", "strict")),
+        ("I'm a nurse", ("user", "is_a", "nurse")),
         ("My sister lives in Munich", ("user's sister", "lives_in", "munich")),
         ("She moved to Lyon", ("?she", "lives_in", "lyon")),
         ("I have a new manager, Tom", ("user", "manager", "tom")),
@@ -118,7 +128,8 @@ async def test_conflict_check_zone_is_pending_until_judged(mem: Memory) -> None:
     pending = await mem.semantic.remember_with_decision(ALEX, "Our app release process is quite slow")
     assert (pending.kind, pending.zone) == ("pending", "CONFLICT_CHECK")
     hits = await mem.semantic.search(ALEX, "app release process")
-    assert any(h.record.id == pending.fact_id and h.record.status == "pending" for h in hits)
+    assert any(h.record.id == pending.fact_id and h.record.status == "pending" and h.pending for h in hits)
+    assert not any(h.pending for h in hits if h.record.id != pending.fact_id)
 
 
 class _Judge:
@@ -516,3 +527,39 @@ def test_the_labelled_sets_are_well_formed() -> None:
             assert case["expected"] in {"dedup", "supersede", "admit"} and case["existing"]
             assert (case["target"] is None) == (case["expected"] == "admit")
             assert case["target"] is None or 0 <= case["target"] < len(case["existing"])
+
+
+@pytest.mark.parametrize(
+    ("held", "candidate", "expected"),
+    [
+        ("I'm single", "I'm engaged to Marta now", "supersede"),
+        ("I am engaged to Leo", "Leo and I got married", "supersede"),
+        ("My wife is Ines", "I'm married to Ines", "dedup"),
+        ("I'm vegan", "My boyfriend isn't vegan", "admit"),
+        ("My partner is Sam", "My partner is really tall", "admit"),
+        ("I'm a junior designer", "I'm an art director now", "supersede"),
+        ("I run in the mornings", "I run in the evenings now", "supersede"),
+        ("I swim on Tuesdays", "I also swim on Fridays", "admit"),
+        ("I have a cat called Miso", "I've got a cat named Miso", "dedup"),
+    ],
+)
+async def test_predicate_families_relations_and_changes_of_one_predicate(
+    mem: Memory, held: str, candidate: str, expected: str
+) -> None:
+    old = await mem.semantic.remember(ALEX, held)
+    await mem.semantic.remember(ALEX, "I live in Porto")  # an unrelated fact never takes the change
+    decision = await mem.semantic.remember_with_decision(ALEX, candidate)
+    assert decision.kind == expected, decision.reason
+    if expected != "admit":
+        assert decision.matched_ids == [old.id]
+    current = {f.id for f in await mem.semantic.facts(ALEX)}
+    assert (old.id in current) == (expected != "supersede")
+
+
+async def test_a_change_signal_never_replaces_an_adjective_or_a_possession_far_in_meaning(mem: Memory) -> None:
+    tired = await mem.semantic.remember(ALEX, "I'm allergic to cats")
+    dog = await mem.semantic.remember(ALEX, "I have a dog")
+    for text in ("I'm tired now", "I have a new bike now"):
+        decision = await mem.semantic.remember_with_decision(ALEX, text)
+        assert decision.kind == "admit", decision.reason
+    assert {tired.id, dog.id} <= {f.id for f in await mem.semantic.facts(ALEX)}

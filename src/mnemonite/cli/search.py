@@ -64,7 +64,6 @@ def search(
 
     Records written just before are found: a few waiting for a vector are embedded inline.
     """
-    from mnemonite.models import Episode
     from mnemonite.scope import Scope
 
     tiers: tuple[SearchTier, ...] = tuple(t.value for t in tier or (Tier.episodic, Tier.semantic))
@@ -79,7 +78,7 @@ def search(
             f"{h.score:.3f}",
             h.tier,
             h.record.id,
-            h.record.content if isinstance(h.record, Episode) else h.record.text,
+            f"(pending) {h.text}" if h.pending else h.text,
             h.fulltext_rank or "-",
             h.vector_rank or "-",
         )

@@ -20,7 +20,8 @@ ENGLISH = LocalePack(
         r"\bswitched (?:to|from)\b", r"\bchanged\b", r"\bquit\b", r"\bleft (?:my|the|his|her|their)\b",
         r"\bjust (?:moved|started|joined|bought|got|switched)\b", r"\bstarted (?:a|my|working|at)\b", r"\bjoined\b",
         r"\bused to\b", r"\bstopped\b", r"\bgave up\b", r"\bnowadays\b", r"\bthese days\b", r"\bfrom now on\b",
-        r"^now\b", r"\b(?:am|is|are) now\b", r"\bnow (?:live|lives|work|works|prefer|prefers|like|likes|love|loves"
+        r"^now\b", r"\bnow$", r"\b(?:am|is|are) now\b",
+        r"\bnow (?:live|lives|work|works|prefer|prefers|like|likes|love|loves"
         r"|drive|drives|use|uses|go|goes|eat|eats|drink|drinks|am|is|are)\b",
         r"\bactually\b", r"\binstead\b", r"\bturned \d+\b",
     ],
@@ -32,6 +33,7 @@ ENGLISH = LocalePack(
         (r"\b(?:quit|left) (?:my |his |her |their |the )?job (?:at|with) ", "no longer works at "),
         (r"\b(?:left|quit) (?!\w+ing\b)(?:my |his |her |their )?", "no longer works at "),
         (r"\b(\w+) and (?:i|me) (?:got divorced|broke up|split up|separated)\b", r"i am no longer married to \1"),
+        (r"\b(\w+) and (?:i|me) got (married|engaged)\b", r"i got \2 to \1"),
         (r"\b(?:got divorced|broke up|split up|separated)(?: (?:with|from))?\b", "am no longer married to"),
         (r"\b(?:sold|cancelled|canceled|ditched|got rid of|gave away) (?:my |the |our )?", "no longer have "),
         (r"\b(am|is|are) off (?:the |my |his |her )?", r"\1 not on "),
@@ -70,7 +72,7 @@ ENGLISH = LocalePack(
     articles=["a", "an", "the", "my", "our", "his", "her"],
     trailing=["now", "today", "again", "nowadays", "anymore", "currently", "these", "days", "lately", "too"],
     stopwords=["a", "an", "the", "my", "our", "to", "in", "at", "of", "on", "for", "with", "and", "is", "am", "are",
-               "be", "every", "all", "after", "some", "any", "i", "me"],
+               "be", "every", "all", "after", "some", "any", "i", "me", "called", "named"],
     verb_suffixes=["ing", "ies", "es", "ed", "s"],
     verb_predicates={"earn": "income", "mak": "income", "weigh": "weight"},
     single_valued=["income", "weight"],
@@ -96,13 +98,25 @@ ENGLISH = LocalePack(
                    predicate="favourite_{what}"),
         Normaliser(pattern=rf"{_OBJ} is {_POSS} (?:favourite|favorite) (?P<what>[\w ]+)",
                    predicate="favourite_{what}"),
-        Normaliser(pattern=rf"{_POSS} {_PARTNER}(?:'s name)? is (?:called |named )?{_OBJ}", predicate="partner"),
-        Normaliser(pattern=rf"(?P<object>[\w ]+) is {_POSS} {_PARTNER}", predicate="partner"),
-        Normaliser(pattern=rf"(?P<object>[\w ]+) is {_POSS} (?:manager|boss)", predicate="manager"),
+        Normaliser(pattern=rf"{_POSS} {_PARTNER}'s name is {_OBJ}", predicate="partner"),
+        Normaliser(pattern=rf"{_POSS} {_PARTNER} is (?:called|named) {_OBJ}", predicate="partner"),
+        # "my wife is Sarah" names her; "my wife is vegetarian" says something of her (another subject)
+        Normaliser(pattern=rf"{_POSS} {_PARTNER} is {_OBJ}", predicate="partner", names_object=True),
+        Normaliser(pattern=rf"(?P<object>[\w ]+) is {_POSS} {_PARTNER}", predicate="partner", names_object=True),
+        Normaliser(pattern=rf"(?P<object>[\w ]+) is {_POSS} (?:manager|boss)", predicate="manager",
+                   names_object=True),
         Normaliser(pattern=rf"{_POSS} name is {_OBJ}", predicate="name"),
         Normaliser(pattern=rf"{_SUBJ} (?:am|is|are) (?:called|named) {_OBJ}", predicate="name"),
-        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|got) (?:married|engaged) to {_OBJ}", predicate="partner"),
-        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are) (?:dating|seeing) {_OBJ}", predicate="partner"),
+        # One family for who a person's partner is and their relationship status: "married to x" keeps
+        # "married", so "engaged to sam" then "married sam" is a change, and "single" meets "dating kim".
+        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|got) (?P<what>married|engaged) to {_OBJ}", predicate="partner",
+                   object_template="{what} {object}"),
+        Normaliser(pattern=rf"{_SUBJ} (?:married|wed) {_OBJ}", predicate="partner", object_template="married {object}"),
+        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|started) (?:dating|seeing|going out with)"
+                   rf" (?:someone |a \w+ )?(?:called |named )?{_OBJ}", predicate="partner",
+                   object_template="dating {object}"),
+        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|got) (?P<object>single|married|divorced|widowed|(?:a )?widow(?:er)?"
+                   r"|engaged|separated|in a relationship)(?: again)?", predicate="partner"),
         Normaliser(pattern=rf"{_SUBJ} (?:have|has) (?:a|an) {_PARTNER} (?:named|called) {_OBJ}",
                    predicate="partner"),
         Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|got|turned) (?P<object>\d+)(?: years old| years)?",
@@ -113,7 +127,7 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"{_SUBJ} (?:drive|drives|am driving|is driving) {_OBJ}", predicate="drives"),
         Normaliser(pattern=rf"{_POSS} car is {_OBJ}", predicate="drives"),
         Normaliser(pattern=rf"{_POSS} (?:phone number|number) is {_OBJ}", predicate="phone"),
-        Normaliser(pattern=rf"{_POSS} (?:manager|boss) is {_OBJ}", predicate="manager"),
+        Normaliser(pattern=rf"{_POSS} (?:manager|boss) is {_OBJ}", predicate="manager", names_object=True),
         Normaliser(pattern=rf"{_POSS} (?:email|email address) is {_OBJ}", predicate="email"),
         Normaliser(pattern=rf"{_POSS} (?:birthday|date of birth) is (?:on )?{_OBJ}", predicate="birthday"),
         Normaliser(pattern=rf"{_SUBJ} (?:was|were) born in {_OBJ}", predicate="birthplace"),
@@ -132,6 +146,8 @@ ENGLISH = LocalePack(
         # Any other verb: its stem is the predicate, additive unless the pack says otherwise.
         Normaliser(pattern=rf"{_ONE} (?:am|is|are) (?P<what>\w+ing)(?: {_OBJ})?", predicate="{what}",
                    single_valued=False, fallback=True),
+        Normaliser(pattern=rf"{_ONE} (?:am|is|are) (?:a|an) {_OBJ}", predicate="is_a", single_valued=False,
+                   fallback=True),
         Normaliser(pattern=rf"{_ONE} (?:am|is|are) {_OBJ}", predicate="is", single_valued=False, fallback=True),
         # "every morning i go for a run": a phrase before a first-person subject
         Normaliser(pattern=rf"(?:[\w' ]+ )?(?P<subject>i|we) (?P<what>\w+)(?: {_OBJ})?", predicate="{what}",

@@ -55,6 +55,14 @@ class Normaliser(Model):
     predicate: str
     single_valued: bool = True
     fallback: bool = Field(default=False, description="tried only on a clause that says its own subject")
+    object_template: str = Field(
+        default="{object}", description="the object stored, from the named groups: '{what} {object}' keeps 'engaged'"
+    )
+    names_object: bool = Field(
+        default=False,
+        description="the object is a name: when the writer uses capitals, it must start with a capitalised word"
+        " ('my wife is Sarah', not 'my wife is vegetarian')",
+    )
 
     @field_validator("pattern")
     @classmethod
@@ -174,10 +182,10 @@ class LocalePack(Model):
         if key not in self._parsed:
             if len(self._parsed) >= _PARSED_CACHE:
                 self._parsed.clear()
-            self._parsed[key] = self._split(text, known)
+            self._parsed[key] = self._split(text, _Reading(known, _proper_words(text)))
         return self._parsed[key]
 
-    def _split(self, text: str, known: frozenset[str]) -> Triple | None:
+    def _split(self, text: str, known: _Reading) -> Triple | None:
         clauses = [c.strip() for c in _CLAUSE.split(self._prepare(text)) if c.strip()]
         if len(clauses) < 2:
             return self._split_clause(text, known)
@@ -196,7 +204,7 @@ class LocalePack(Model):
         possessive = words[0] in self.possessives or words[0].endswith("'s")
         return " ".join(words[:2]) if possessive and len(words) > 1 else words[0]
 
-    def _clause(self, clause: str, lead: str, names: frozenset[str]) -> Triple | None:
+    def _clause(self, clause: str, lead: str, names: _Reading) -> Triple | None:
         """One clause of a compound sentence; one without a subject of its own borrows the lead's."""
         first = clause.split()[0]
         if not lead.startswith(first) and first not in {*self.first_person, *self.third_person, *self.possessives}:
@@ -230,7 +238,7 @@ class LocalePack(Model):
             verb = verb[:-1]
         return verb
 
-    def _split_clause(self, text: str, names: frozenset[str], *, fallback: bool = True) -> Triple | None:
+    def _split_clause(self, text: str, names: _Reading, *, fallback: bool = True) -> Triple | None:
         prepared = re.sub(r"[;,]+(\s|$)", r"\1", self._prepare(text))
         negated = False
         if self._negation is not None:
@@ -253,8 +261,11 @@ class LocalePack(Model):
         return None
 
     def _triple(
-        self, groups: dict[str, str | None], normaliser: Normaliser, negated: bool, names: frozenset[str]
+        self, groups: dict[str, str | None], normaliser: Normaliser, negated: bool, reading: _Reading
     ) -> Triple | None:
+        names = reading.names
+        if normaliser.names_object and not reading.may_name(groups["object"] or ""):
+            return None
         what = _SPACE.sub("_", (groups.get("what") or "").strip())
         predicate = normaliser.predicate
         single = normaliser.single_valued
@@ -263,7 +274,8 @@ class LocalePack(Model):
             single = predicate in self.single_valued
         else:
             predicate = predicate.replace("{what}", what)
-        subject, obj = self.resolve(groups["subject"] or "", names), self._object(groups["object"] or "")
+        said = normaliser.object_template.format_map({k: v or "" for k, v in groups.items()})
+        subject, obj = self.resolve(groups["subject"] or "", names), self._object(_SPACE.sub(" ", said).strip())
         if subject and (obj or negated or normaliser.predicate == "{what}"):  # "i smoke", "i quit smoking"
             return Triple(subject, predicate, obj, single, negated, normaliser.fallback)
         return None
@@ -291,6 +303,25 @@ class LocalePack(Model):
         return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words} - set(
             self.stopwords
         )
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What a sentence's parse needs besides its text: the user's names, and the words the
+    writer capitalised (None when they wrote without capitals: then any word may be a name)."""
+
+    names: frozenset[str]
+    proper: frozenset[str] | None
+
+    def may_name(self, obj: str) -> bool:
+        words = obj.split()
+        return bool(words) and (self.proper is None or words[0] in self.proper)
+
+
+def _proper_words(text: str) -> frozenset[str] | None:
+    if text == text.lower():
+        return None
+    return frozenset(word.lower() for word in re.findall(r"\b[^\W\d_][\w'-]*", text) if word[0].isupper())
 
 
 _NAME = re.compile(r"[^\W\d_][\w'-]{0,39}(?: [^\W\d_][\w'-]{0,39}){0,3}")

@@ -234,6 +234,14 @@ def _changes(
                 tuple(other),
             )
     ranked = sorted(parsed, key=lambda row: -(row[2] or -1))
+    if signal and not triple.negated and triple.predicate not in _VAGUE:
+        # "i run in the evenings now" after "i run in the mornings": a change of the same predicate
+        # replaces the closest value held for it, even when the two sentences differ in meaning
+        kept = {f.id for f, _ in same}
+        alike = [f.id for f, o, cos in ranked if f.id in kept and (cos or -1) > _floor_same(floor)]
+        if alike:
+            reason = f"explicit change signal ({signal!r}); the closest held {triple.predicate} of {triple.subject!r}"
+            return ("regex", reason, (alike[0],))
     close = [f.id for f, o, cos in ranked if o.subject == triple.subject and (cos or -1) >= floor]
     if signal and not triple.negated and close:
         # "i now prefer x", "i switched to y": an explicit change replaces the closest statement about the subject
@@ -272,9 +280,21 @@ def _admits(
     return Outcome("admit", "subject_predicate", zone, best, reason)
 
 
+# Too vague to replace a value far in meaning on a change signal alone: an adjective ("i am tired
+# now"), and having ("i have a cat now" is most often one more)
+_VAGUE = frozenset({"is", "has"})
+_COPULA = frozenset({"is", "is_a"})
+
+
+def _floor_same(floor: float) -> float:
+    """How close in meaning a held value of the same predicate must be for an explicit change to replace it."""
+    return min(floor, 0.0)
+
+
 def _one_predicate(one: str, other: str) -> bool:
-    """The same predicate, or a favourite of unsaid kind ("i like x best") and a favourite of a named kind."""
-    if one == other:
+    """The same predicate ("i am a vegetarian" and "i am vegetarian" count as one), or a favourite of
+    unsaid kind ("i like x best") and a favourite of a named kind."""
+    if one == other or {one, other} <= _COPULA:
         return True
     return {one.partition("_")[0], other.partition("_")[0]} == {"favourite"} and "favourite" in (one, other)
 

@@ -60,3 +60,8 @@ class SearchHit(Model):
     def text(self) -> str:
         """The record's text, whichever tier it comes from (an episode's content, a fact's text)."""
         return self.record.content if isinstance(self.record, Episode) else self.record.text
+
+    @property
+    def pending(self) -> bool:
+        """A fact the conflict pipeline left for a judge: searchable, but not yet confirmed current."""
+        return isinstance(self.record, Fact) and self.record.status == "pending"
