@@ -123,7 +123,8 @@ ENGLISH = LocalePack(
                    rf" (?:someone |a \w+ )?(?:called |named )?{_OBJ}", predicate="partner",
                    object_template="dating {object}"),
         Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|got) (?P<object>single|married|divorced|widowed|(?:a )?widow(?:er)?"
-                   r"|engaged|separated|in a relationship)(?: again| (?:in|on|since|last|this) .+)?", predicate="partner"),
+                   r"|engaged|separated|in a relationship)(?: again| (?:in|on|since|last|this) .+)?",
+                   predicate="partner"),
         Normaliser(pattern=rf"{_SUBJ} (?:have|has) (?:a|an) {_PARTNER} (?:named|called) {_OBJ}",
                    predicate="partner"),
         Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|got|turned) (?P<object>\d+)(?: years old| years)?",
