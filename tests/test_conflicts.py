@@ -74,6 +74,7 @@ def test_canonical_text_and_hash() -> None:
         ("My boss is Kenji", ("user", "manager", "kenji")),
         ("My boss is strict", ("user's boss", "is", "strict")),
         ("I'm a nurse", ("user", "is_a", "nurse")),
+        ("Ines works at the quiet company, office 310", ("ines", "works_at", "quiet company")),
         ("My sister lives in Munich", ("user's sister", "lives_in", "munich")),
         ("She moved to Lyon", ("?she", "lives_in", "lyon")),
         ("I have a new manager, Tom", ("user", "manager", "tom")),

@@ -196,7 +196,9 @@ class LocalePack(Model):
         # A retraction is what a compound statement changes ("not vegetarian anymore, i eat fish now"),
         # unless another clause gives the same predicate its new value ("left acme and joined globex").
         positive = {triple.predicate for triple in found if not triple.negated}
-        return next((t for t in found if t.negated and t.predicate not in positive), found[0])
+        retraction = next((t for t in found if t.negated and t.predicate not in positive), None)
+        # A clause read only by a catch-all ("..., office 310") says less than one a normaliser knows.
+        return retraction or next((t for t in found if not t.loose), found[0])
 
     def _lead(self, clause: str) -> str:
         """The subject a later clause without one borrows: "my brother", not "my"."""
@@ -270,6 +272,8 @@ class LocalePack(Model):
         predicate = normaliser.predicate
         single = normaliser.single_valued
         if predicate == "{what}":
+            if not what.isalpha():  # a verb is a word: "office 310" is no clause
+                return None
             predicate = self.verb_predicates.get(self.stem(what), self.stem(what))
             single = predicate in self.single_valued
         else:
