@@ -24,6 +24,7 @@ from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store, open_store
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.tiers import EpisodicTier, SemanticTier
+from mnemonite.tiers.working import WorkingTier
 
 __all__ = ["Memory"]
 
@@ -65,6 +66,8 @@ class Memory:
             thresholds=config.conflicts,
         )
         self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
+        # the agent tiers
+        self.working = WorkingTier(store, sensitivity=config.working_sensitivity)
 
     @classmethod
     async def open(
