@@ -24,6 +24,7 @@ from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store, open_store
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.tiers import EpisodicTier, SemanticTier
+from mnemonite.tiers.session import SessionTier
 from mnemonite.tiers.working import WorkingTier
 
 __all__ = ["Memory"]
@@ -68,6 +69,7 @@ class Memory:
         self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
         # the agent tiers
         self.working = WorkingTier(store, sensitivity=config.working_sensitivity)
+        self.session = SessionTier(store, sensitivity=config.session_sensitivity)
 
     @classmethod
     async def open(
