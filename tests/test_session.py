@@ -124,6 +124,10 @@ async def test_export_and_replay_reproduce_every_table(memory_url: str, tmp_path
         await mem.session.log_event(booker, "tool_call", "book_hotel", {"city": "Porto"})
         await mem.working.compile(CHAT)
         await mem.session.flush_important(CHAT)
+        await mem.procedural.define(CHAT, "book-hotel", ["Search", "Book"], trigger="a hotel is needed")
+        await mem.procedural.define(CHAT, "scratch", ["Think"])
+        await mem.procedural.remove(CHAT, "scratch")
+        await mem.procedural.activate(CHAT, "find a hotel")
         for i in range(6):
             await mem.session.push(CHAT, Message("user", f"Question {i} about the trip."))
         await mem.session.compact(CHAT, keep_last=2)

@@ -24,6 +24,7 @@ from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store, open_store
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.tiers import EpisodicTier, SemanticTier
+from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.session import SessionTier
 from mnemonite.tiers.working import WorkingTier
 
@@ -70,6 +71,9 @@ class Memory:
         # the agent tiers
         self.working = WorkingTier(store, sensitivity=config.working_sensitivity)
         self.session = SessionTier(store, sensitivity=config.session_sensitivity)
+        self.procedural = ProceduralTier(
+            store, embedder=readers[0] if readers else None, sensitivity=config.procedural_sensitivity
+        )
 
     @classmethod
     async def open(

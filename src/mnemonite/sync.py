@@ -46,7 +46,7 @@ from mnemonite.salience import SalienceContext, SalienceScorer
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
 from mnemonite.store.sql_ids import IdKind
-from mnemonite.sync_tiers import SyncSessionTier, SyncWorkingTier
+from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncWorkingTier
 from mnemonite.tiers import EpisodicTier, SalientEpisode, SemanticTier
 
 __all__ = ["SyncMemory"]
@@ -399,6 +399,7 @@ class SyncMemory:
         # the agent tiers
         self.working = SyncWorkingTier(memory.working, loop)
         self.session = SyncSessionTier(memory.session, loop)
+        self.procedural = SyncProceduralTier(memory.procedural, loop)
 
     @classmethod
     def open(

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Coroutine, Iterable
+from collections.abc import Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from mnemonite.models import Episode
 from mnemonite.models.blocks import DEFAULT_BLOCK_CHARS, Block
 from mnemonite.models.messages import Attribution, EventKind, Message, MessageHit, SessionEvent
+from mnemonite.models.procedures import Procedure, ProcedureMatch
 from mnemonite.models.sensitivity import Sensitivity
 from mnemonite.scope import Scope
+from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.session import SessionTier
 from mnemonite.tiers.working import WorkingTier
 
-__all__ = ["SyncSessionTier", "SyncWorkingTier"]
+__all__ = ["SyncProceduralTier", "SyncSessionTier", "SyncWorkingTier"]
 
 T = TypeVar("T")
 
@@ -121,3 +123,32 @@ class SyncSessionTier:
 
     def replay(self, path: str | Path) -> int:
         return self._run(self._tier.replay(path))
+
+
+class SyncProceduralTier:
+    """Blocking ``mem.procedural``."""
+
+    def __init__(self, tier: ProceduralTier, loop: _Runner) -> None:
+        self._tier, self._run = tier, loop.run
+
+    def define(
+        self,
+        scope: Scope,
+        name: str,
+        steps: Sequence[str],
+        *,
+        trigger: str = "",
+        sensitivity: Sensitivity | None = None,
+    ) -> Procedure:
+        return self._run(self._tier.define(scope, name, steps, trigger=trigger, sensitivity=sensitivity))
+
+    def remove(self, scope: Scope, name: str) -> Procedure:
+        return self._run(self._tier.remove(scope, name))
+
+    def list(self, scope: Scope | str) -> builtins.list[Procedure]:
+        return self._run(self._tier.list(scope))
+
+    def activate(
+        self, scope: Scope, task_text: str, k: int = 3, *, min_similarity: float = 0.2
+    ) -> builtins.list[ProcedureMatch]:
+        return self._run(self._tier.activate(scope, task_text, k, min_similarity=min_similarity))

@@ -51,6 +51,7 @@ from mnemonite.store.sql import TABLES, PgConnection
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
+from mnemonite.store.sql_procedural import ProceduralMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_replay import ReplayMethods
 from mnemonite.store.sql_search import Matrix, SearchMethods
@@ -156,6 +157,7 @@ class PostgresMemoryStore(
     WorkingMethods,
     SessionMethods,
     ReplayMethods,
+    ProceduralMethods,
 ):
     """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
     that gives no connection within ``timeout`` seconds counts as unreachable.

@@ -10,7 +10,8 @@ from typing import Any
 from mnemonite.errors import InvalidInputError
 from mnemonite.models.blocks import Block
 from mnemonite.models.messages import Message, SessionEvent
-from mnemonite.store import sql_session, sql_working
+from mnemonite.models.procedures import Procedure
+from mnemonite.store import sql_procedural, sql_session, sql_working
 from mnemonite.store.sql import Connection
 
 __all__ = ["REPLAYED", "ReplayMethods", "replay"]
@@ -29,6 +30,14 @@ async def _compact(db: Connection, payload: dict[str, Any]) -> None:
     await sql_session.mark_compacted(db, summary.user, summary.session, payload["compacted"], summary.id)
 
 
+async def _procedure(db: Connection, payload: dict[str, Any]) -> None:
+    await sql_procedural.upsert(db, Procedure.model_validate(payload["procedure"]))
+
+
+async def _unprocedure(db: Connection, payload: dict[str, Any]) -> None:
+    await sql_procedural.delete(db, payload["procedure"]["id"])
+
+
 async def _block(db: Connection, payload: dict[str, Any]) -> None:
     await sql_working.restore(db, Block.model_validate(payload["block"]))
 
@@ -37,6 +46,8 @@ async def _block(db: Connection, payload: dict[str, Any]) -> None:
 REPLAYED: dict[str, Apply] = {
     "session.push": _message,
     "session.compact": _compact,
+    "procedural.define": _procedure,
+    "procedural.remove": _unprocedure,
     **{f"working.{verb}": _block for verb in ("define", "write", "append", "patch", "attach", "detach")},
 }
 

@@ -43,6 +43,7 @@ from mnemonite.store.rows import episode_values
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
+from mnemonite.store.sql_procedural import ProceduralMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_replay import ReplayMethods
 from mnemonite.store.sql_search import SearchMethods
@@ -88,6 +89,7 @@ class SQLiteMemoryStore(
     WorkingMethods,
     SessionMethods,
     ReplayMethods,
+    ProceduralMethods,
 ):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
