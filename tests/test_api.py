@@ -10,10 +10,11 @@ import mnemonite
 from mnemonite import Memory, SyncMemory
 from mnemonite.graph import GraphMemory
 from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
-from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncWorkingTier
+from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
 from mnemonite.tiers import EpisodicTier, SemanticTier
 from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.session import SessionTier
+from mnemonite.tiers.shared import SharedTier
 from mnemonite.tiers.working import WorkingTier
 
 PACKAGE = Path(mnemonite.__file__).parent
@@ -61,6 +62,7 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (WorkingTier, SyncWorkingTier),
         (SessionTier, SyncSessionTier),
         (ProceduralTier, SyncProceduralTier),
+        (SharedTier, SyncSharedTier),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 
