@@ -35,6 +35,8 @@ EXPORTS = {
     "SalienceConfig", "ScoredFact", "TokenCounter", "allocate_memory_budget", "boost_salience", "combine_scores",
     "compute_salience", "rank_by_salience", "StoreUnavailableError", "AmbiguousIdError", "DatabaseNotFoundError",
     "NotADatabaseError",
+    "Block", "BlockConflictError", "BlockLimitError", "BlockPatchError", "Group", "GroupAccessError", "Message",
+    "Procedure", "ReadOnlyBlockError", "SessionEvent", "SharedItem",
 }  # fmt: skip
 
 

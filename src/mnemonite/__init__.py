@@ -80,6 +80,19 @@ if TYPE_CHECKING:
     from mnemonite.tiers import SalientEpisode
     from mnemonite.tokens import TokenCounter
 
+    # the agent tiers
+    from mnemonite.errors import (
+        BlockConflictError,
+        BlockLimitError,
+        BlockPatchError,
+        GroupAccessError,
+        ReadOnlyBlockError,
+    )
+    from mnemonite.models.blocks import Block
+    from mnemonite.models.messages import Message, SessionEvent
+    from mnemonite.models.procedures import Procedure
+    from mnemonite.models.shared import Group, SharedItem
+
 # Names load on first use (PEP 562): `mnemonite --help` and `import mnemonite.errors` must not pay
 # for numpy, pydantic models and the search engine.
 _WHERE: dict[str, str] = {
@@ -164,6 +177,18 @@ _WHERE: dict[str, str] = {
     "SyncMemory": "mnemonite.sync",
     "SalientEpisode": "mnemonite.tiers",
     "TokenCounter": "mnemonite.tokens",
+    # the agent tiers
+    "BlockConflictError": "mnemonite.errors",
+    "BlockLimitError": "mnemonite.errors",
+    "BlockPatchError": "mnemonite.errors",
+    "GroupAccessError": "mnemonite.errors",
+    "ReadOnlyBlockError": "mnemonite.errors",
+    "Block": "mnemonite.models.blocks",
+    "Message": "mnemonite.models.messages",
+    "SessionEvent": "mnemonite.models.messages",
+    "Procedure": "mnemonite.models.procedures",
+    "Group": "mnemonite.models.shared",
+    "SharedItem": "mnemonite.models.shared",
 }
 
 __version__ = "0.1.0"
@@ -250,6 +275,18 @@ __all__ = [
     "define_locale_pack",
     "parse_delta",
     "rank_by_salience",
+    # the agent tiers
+    "Block",
+    "BlockConflictError",
+    "BlockLimitError",
+    "BlockPatchError",
+    "Group",
+    "GroupAccessError",
+    "Message",
+    "Procedure",
+    "ReadOnlyBlockError",
+    "SessionEvent",
+    "SharedItem",
 ]
 
 
