@@ -15,8 +15,13 @@ if TYPE_CHECKING:
     from mnemonite.conflicts import LocalePack, define_locale_pack
     from mnemonite.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
     from mnemonite.embedding.indexer import IndexProgress
+
+    # the agent tiers
     from mnemonite.errors import (
         AmbiguousIdError,
+        BlockConflictError,
+        BlockLimitError,
+        BlockPatchError,
         ConfigurationError,
         ConsolidationRuleError,
         DatabaseNotFoundError,
@@ -26,12 +31,14 @@ if TYPE_CHECKING:
         EntityConflictError,
         EpisodeConflictError,
         FactConflictError,
+        GroupAccessError,
         InvalidInputError,
         MemoryScopeError,
         MigrationNotSupported,
         MnemoniteError,
         NotADatabaseError,
         NotFoundError,
+        ReadOnlyBlockError,
         SchemaVersionError,
         StoreError,
         StoreUnavailableError,
@@ -59,10 +66,14 @@ if TYPE_CHECKING:
         UpdateDelta,
         parse_delta,
     )
+    from mnemonite.models.blocks import Block
     from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
     from mnemonite.models.fact import EntityLink
     from mnemonite.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
+    from mnemonite.models.messages import Message, SessionEvent
+    from mnemonite.models.procedures import Procedure
     from mnemonite.models.search import SearchFilter, SearchHit
+    from mnemonite.models.shared import Group, SharedItem
     from mnemonite.salience import (
         RuleBasedScorer,
         SalienceConfig,
@@ -79,19 +90,6 @@ if TYPE_CHECKING:
     from mnemonite.sync import SyncMemory
     from mnemonite.tiers import SalientEpisode
     from mnemonite.tokens import TokenCounter
-
-    # the agent tiers
-    from mnemonite.errors import (
-        BlockConflictError,
-        BlockLimitError,
-        BlockPatchError,
-        GroupAccessError,
-        ReadOnlyBlockError,
-    )
-    from mnemonite.models.blocks import Block
-    from mnemonite.models.messages import Message, SessionEvent
-    from mnemonite.models.procedures import Procedure
-    from mnemonite.models.shared import Group, SharedItem
 
 # Names load on first use (PEP 562): `mnemonite --help` and `import mnemonite.errors` must not pay
 # for numpy, pydantic models and the search engine.
