@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mnemonite import InvalidInputError, Memory, MemoryConfig, MemoryScopeError, NotFoundError, Scope, SyncMemory
-from mnemonite.copy import GENERATED, _columns, _reading
+from mnemonite.copy import GENERATED, _columns, _reading, copy_memory
 from mnemonite.models.messages import Message
 from mnemonite.store.sql import TABLES
 
@@ -24,12 +24,20 @@ ADVERSARIAL = ["alice", "alice2", "Alice", "a%", "a_b", "x/y", "%", "_", "\\", "
 NOT_CONTENT = {"seq", "recorded_at"} | GENERATED
 
 
-async def table_hashes(mem: Memory) -> dict[str, str]:
-    """sha256 of every table's rows (content columns, rows sorted) of a memory."""
+AGENT_TABLES = {
+    "blocks", "block_agents", "session_messages", "session_events", "procedures", "agent_groups", "group_members",
+    "shared_items",
+}  # fmt: skip
+
+
+async def table_hashes(mem: Memory, tables: set[str] | None = None) -> dict[str, str]:
+    """sha256 of every table's rows (content columns by name, rows sorted) of a memory."""
     hashes = {}
     async with _reading(mem._store) as db:
         for table, _ in TABLES:
-            columns = [c for c in await _columns(db, table) if c not in NOT_CONTENT]
+            if tables is not None and table not in tables:
+                continue
+            columns = sorted(c for c in await _columns(db, table) if c not in NOT_CONTENT)
             cursor = await db.execute(f"SELECT {', '.join(columns)} FROM {table}")
             rows = sorted(orjson.dumps([_plain(v) for v in row]) for row in await cursor.fetchall())
             hashes[table] = hashlib.sha256(b"\n".join(rows)).hexdigest()
@@ -150,6 +158,26 @@ async def test_export_and_replay_reproduce_every_table(memory_url: str, tmp_path
             await other.session.replay(tmp_path / "trip.jsonl")
         assert await table_hashes(other) == after
     assert after == before
+
+
+async def test_copy_carries_the_agent_tiers_between_backends(memory_url: str, tmp_path: Path) -> None:
+    config = MemoryConfig(embedder="none")
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    async with await Memory.open(source, config=config) as mem:
+        await mem.working.define(CHAT, "plan", "Day 1: Lisbon")
+        await mem.working.attach(CHAT, "plan", "booker")
+        await mem.session.push(CHAT, Message("user", "Trains to Porto, please."))
+        await mem.procedural.define(CHAT, "book-train", ["Search", "Book"], trigger="rail travel")
+        await mem.shared.create(CHAT, "travellers")
+        await mem.shared.attach(CHAT, "travellers", block="plan")
+        before = await table_hashes(mem, AGENT_TABLES)
+    report = await copy_memory(source, memory_url)
+    assert report.ok and report.source["session_events"] == 6
+    async with await Memory.open(memory_url, config=config) as copied:
+        assert await table_hashes(copied, AGENT_TABLES) == before
+        assert [h.message.content for h in await copied.session.search(CHAT, "porto")] == ["Trains to Porto, please."]
+        assert (await copied.procedural.activate(CHAT, "a rail trip"))[0].procedure.name == "book-train"
+        await copied.session.push(CHAT, Message("user", "One more."))  # the copy's counters continue after its rows
 
 
 async def test_replay_refuses_files_that_are_not_exports(mem_on_both: Memory, tmp_path: Path) -> None:
