@@ -254,5 +254,8 @@ async def _cross_scope(url: str, owner: Scope, reader: Scope) -> None:
             mine = [m for m in seen if word in m.content] + [h.message for h in hits]
             mine += [e for e in events if e.payload.get("word") == word]  # type: ignore[misc]
             widened = scope.user == owner.user and scope.session in (None, owner.session)
-            widened = widened and scope.agent in (None, owner.agent)
-            assert bool(mine) == widened, (scope, owner)
+            assert bool(mine) == (widened and scope.agent in (None, owner.agent)), (scope, owner)
+            told = await mem.session.attributed_for(scope, owner.agent or "x")  # any agent of the scope's sessions
+            attributed = [m for m in told.said if word in m.content]
+            attributed += [e for e in told.tool_calls if e.payload == {"word": word}]  # type: ignore[misc]
+            assert bool(attributed) == widened, (scope, owner)

@@ -123,6 +123,7 @@ async def _cross_scope(url: str, owner: Scope, reader: Scope) -> None:
         item = await mem.shared.attach(owner, name, block=name)
         seen = await mem.shared.list_for(reader)
         assert all(i.group_id != group.id and (i.block is None or i.block.value != text) for i in seen)
+        assert all(g.id != group.id for g in await mem.shared.groups(reader))
         for attempt in (
             mem.shared.list_for(reader, group=group.id),
             mem.shared.detach(reader, group.id, item.id),
