@@ -189,6 +189,7 @@ async def test_replay_refuses_files_that_are_not_exports(mem_on_both: Memory, tm
         "other-format": orjson.dumps({"format": "x", "version": 1}) + b"\n",
         "cut": good.splitlines()[0] + b"\n",
         "bad-event": good.splitlines()[0] + b"\n" + orjson.dumps({"event": {"kind": "nope"}}) + b"\n",
+        "no-record": _header(good, 2) + good.splitlines()[1] + b"\n" + _broken(good) + b"\n",
     }
     async with await Memory.open(f"sqlite:///{tmp_path / 'empty.db'}", config=MemoryConfig(embedder="none")) as other:
         before = await table_hashes(other)
@@ -199,6 +200,18 @@ async def test_replay_refuses_files_that_are_not_exports(mem_on_both: Memory, tm
         with pytest.raises(NotFoundError):
             await other.session.replay(tmp_path / "missing.jsonl")
         assert await table_hashes(other) == before
+
+
+def _header(export: bytes, events: int) -> bytes:
+    return orjson.dumps({**orjson.loads(export.splitlines()[0]), "events": events}) + b"\n"
+
+
+def _broken(export: bytes) -> bytes:
+    """A well-formed event whose write carries no record: found only while replaying, after the first event."""
+    event = orjson.loads(export.splitlines()[1])["event"]
+    return orjson.dumps(
+        {"event": {**event, "id": "other", "kind": "memory_write", "name": "working.write", "payload": {}}}
+    )
 
 
 async def test_bad_input_is_refused_and_changes_nothing(mem_on_both: Memory) -> None:
