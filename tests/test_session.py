@@ -235,6 +235,15 @@ async def test_bad_input_is_refused_and_changes_nothing(mem_on_both: Memory) -> 
         await s.log_event(CHAT, "gossip", "x")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError):
         await s.compact(CHAT, keep_last=-1)
+    with pytest.raises(InvalidInputError):
+        await s.compact(CHAT, max_lines=0)
+    with pytest.raises(MemoryScopeError, match="agent"):
+        await s.log_event(Scope(user="alice", session="trip"), "tool_call", "t")
+    for verb in (s.flush_important, s.compact):
+        with pytest.raises(MemoryScopeError, match="session"):
+            await verb(Scope(user="alice", agent="planner"))
+    with pytest.raises(InvalidInputError):
+        await s.search(CHAT, 42)  # type: ignore[arg-type]
     with pytest.raises(NotFoundError):
         await s.export(CHAT, "/tmp/never-written.jsonl")
     assert await s.list("alice", compacted=True) == [] and await s.events("alice") == []

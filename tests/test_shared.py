@@ -72,6 +72,12 @@ async def test_only_members_and_owners_act_on_a_group(mem_on_both: Memory) -> No
         await sh.create(ALICE, "team")
     with pytest.raises(InvalidInputError, match="needs an owner"):
         await sh.remove_member(ALICE, "team", ALICE)
+    with pytest.raises(InvalidInputError, match="member of 'team' already"):
+        await sh.add_member(ALICE, "team", BOB)
+    with pytest.raises(NotFoundError):
+        await sh.remove_member(ALICE, "team", MALLORY)
+    with pytest.raises(MemoryScopeError):
+        await sh.add_member(ALICE, "team", Scope(user="bob"))
     assert [i.kind for i in await sh.list_for(BOB)] == []
 
 
