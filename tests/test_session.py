@@ -66,6 +66,8 @@ async def test_push_list_and_search(mem_on_both: Memory) -> None:
     assert [h.message.agent for h in await s.search(Scope(user="alice", agent="booker"), "porto")] == ["booker"]
     assert await s.search(Scope(user="alice", session="other"), "porto") == []
     assert await s.search(CHAT, "the of") == []  # stop words only
+    hidden = await s.push(CHAT, Message("user", "Not hidden by a forged mark.", compacted_into="x"))
+    assert hidden.compacted_into is None and (await s.list(CHAT, limit=1))[0].id == hidden.id
 
 
 async def test_attribution_says_who_said_read_wrote_and_called_what(mem_on_both: Memory) -> None:

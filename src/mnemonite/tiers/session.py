@@ -112,6 +112,7 @@ class SessionTier:
             update={
                 "user": user, "session": session, "agent": check_id("agent", agent),
                 "sensitivity": check_sensitivity(message.sensitivity, self._sensitivity),
+                "compacted_into": None,  # only compact marks a turn as summarised
             }
         )  # fmt: skip
 
