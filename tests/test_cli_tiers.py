@@ -64,11 +64,21 @@ def test_session(db: list[str], tmp_path: Path) -> None:
     assert [(r["role"], r["important"]) for r in rows] == [("user", False), ("assistant", True)]
     hits = json.loads(invoke("session", "search", "porto", "-u", "alice", "--json", *db))
     assert [h["message"]["content"] for h in hits] == ["Find a train to Porto."]
+    assert json.loads(invoke("session", "flush", "-u", "alice", "-s", "trip", "--json", *db))["episodes"] == [
+        rows[1]["id"]
+    ]
+    assert invoke("session", "compact", "-u", "alice", "-s", "trip", "--keep-last", "5", *db).strip() == (
+        "nothing older to compact"
+    )
+    summary = json.loads(invoke("session", "compact", "-u", "alice", "-s", "trip", "--keep-last", "1", "--json", *db))
+    assert summary["content"].startswith("Summary of 1 earlier turns:") and summary["role"] == "system"
     out = tmp_path / "trip.jsonl"
-    assert json.loads(invoke("session", "export", str(out), "-u", "alice", "-s", "trip", "--json", *db))["events"] == 2
+    assert json.loads(invoke("session", "export", str(out), "-u", "alice", "-s", "trip", "--json", *db))["events"] == 4
     other = ["--db", f"sqlite:///{tmp_path / 'other.db'}"]
-    assert "replayed 2 events" in invoke("session", "replay", str(out), *other)
-    assert len(json.loads(invoke("session", "list", "-u", "alice", "--json", *other))) == 2
+    assert "replayed 4 events" in invoke("session", "replay", str(out), *other)
+    assert (
+        len(json.loads(invoke("session", "list", "-u", "alice", "--json", *other))) == 2
+    )  # the summary, the last turn
     assert "already" in fail("session", "replay", str(out), *other)
     bad = runner.invoke(app, _global(("session", "push", "x", *chat, "--sensitivity", "classified", *db)))
     assert bad.exit_code == 2 and "classified" in bad.output

@@ -1,4 +1,4 @@
-"""``mnemonite session ...``: the session tier's message log (push, list, search, export, replay)."""
+"""``mnemonite session ...``: the session tier's message log (push, list, search, flush, compact, export, replay)."""
 
 from __future__ import annotations
 
@@ -144,3 +144,40 @@ def session_replay(
         count = mem.session.replay(path)
     if not emit_one({"path": str(path), "events": count}, as_json=as_json):
         say(f"replayed {count} events from {e(path)}")
+
+
+@session_app.command("flush")
+def session_flush(
+    user: UserOption,
+    session: SessionOption,
+    min_importance: Annotated[
+        float, typer.Option(min=0, max=1, help="The importance that makes a turn salient.")
+    ] = 0.7,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Promote a session's marked or salient messages to episodes (once each)."""
+    from mnemonite.scope import Scope
+
+    with opened(db, create=False) as mem:
+        episodes = mem.session.flush_important(Scope(user=user, session=session), min_importance=min_importance)
+    if not emit_one({"episodes": [x.id for x in episodes]}, as_json=as_json):
+        say(f"{len(episodes)} messages promoted to episodes")
+
+
+@session_app.command("compact")
+def session_compact(
+    user: UserOption,
+    session: SessionOption,
+    keep_last: Annotated[int, typer.Option(min=0, help="How many of the newest turns stay as they are.")] = 10,
+    max_lines: Annotated[int, typer.Option(min=1, help="The most sentences in the summary.")] = 8,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Replace a session's older turns by an attributed summary (the turns stay in the export)."""
+    from mnemonite.scope import Scope
+
+    with opened(db, create=False) as mem:
+        summary = mem.session.compact(Scope(user=user, session=session), keep_last=keep_last, max_lines=max_lines)
+    if not emit_one(summary, as_json=as_json):
+        typer.echo(summary.content if summary is not None else "nothing older to compact")
