@@ -10,7 +10,12 @@ import mnemonite
 from mnemonite import Memory, SyncMemory
 from mnemonite.graph import GraphMemory
 from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
+from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
 from mnemonite.tiers import EpisodicTier, SemanticTier
+from mnemonite.tiers.procedural import ProceduralTier
+from mnemonite.tiers.session import SessionTier
+from mnemonite.tiers.shared import SharedTier
+from mnemonite.tiers.working import WorkingTier
 
 PACKAGE = Path(mnemonite.__file__).parent
 ROOT = PACKAGE.parent.parent
@@ -30,6 +35,8 @@ EXPORTS = {
     "SalienceConfig", "ScoredFact", "TokenCounter", "allocate_memory_budget", "boost_salience", "combine_scores",
     "compute_salience", "rank_by_salience", "StoreUnavailableError", "AmbiguousIdError", "DatabaseNotFoundError",
     "NotADatabaseError",
+    "Block", "BlockConflictError", "BlockLimitError", "BlockPatchError", "Group", "GroupAccessError", "Message",
+    "Procedure", "ReadOnlyBlockError", "SessionEvent", "SharedItem",
 }  # fmt: skip
 
 
@@ -54,6 +61,10 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (EpisodicTier, SyncEpisodicTier),
         (SemanticTier, SyncSemanticTier),
         (GraphMemory, SyncGraphMemory),
+        (WorkingTier, SyncWorkingTier),
+        (SessionTier, SyncSessionTier),
+        (ProceduralTier, SyncProceduralTier),
+        (SharedTier, SyncSharedTier),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 

@@ -30,7 +30,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
 
 
 def test_the_readme_has_its_examples() -> None:
-    assert len(BLOCKS) == 5
+    assert len(BLOCKS) == 9
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))

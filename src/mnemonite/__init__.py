@@ -15,8 +15,13 @@ if TYPE_CHECKING:
     from mnemonite.conflicts import LocalePack, define_locale_pack
     from mnemonite.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
     from mnemonite.embedding.indexer import IndexProgress
+
+    # the agent tiers
     from mnemonite.errors import (
         AmbiguousIdError,
+        BlockConflictError,
+        BlockLimitError,
+        BlockPatchError,
         ConfigurationError,
         ConsolidationRuleError,
         DatabaseNotFoundError,
@@ -26,12 +31,14 @@ if TYPE_CHECKING:
         EntityConflictError,
         EpisodeConflictError,
         FactConflictError,
+        GroupAccessError,
         InvalidInputError,
         MemoryScopeError,
         MigrationNotSupported,
         MnemoniteError,
         NotADatabaseError,
         NotFoundError,
+        ReadOnlyBlockError,
         SchemaVersionError,
         StoreError,
         StoreUnavailableError,
@@ -59,10 +66,14 @@ if TYPE_CHECKING:
         UpdateDelta,
         parse_delta,
     )
+    from mnemonite.models.blocks import Block
     from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
     from mnemonite.models.fact import EntityLink
     from mnemonite.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
+    from mnemonite.models.messages import Message, SessionEvent
+    from mnemonite.models.procedures import Procedure
     from mnemonite.models.search import SearchFilter, SearchHit
+    from mnemonite.models.shared import Group, SharedItem
     from mnemonite.salience import (
         RuleBasedScorer,
         SalienceConfig,
@@ -164,6 +175,18 @@ _WHERE: dict[str, str] = {
     "SyncMemory": "mnemonite.sync",
     "SalientEpisode": "mnemonite.tiers",
     "TokenCounter": "mnemonite.tokens",
+    # the agent tiers
+    "BlockConflictError": "mnemonite.errors",
+    "BlockLimitError": "mnemonite.errors",
+    "BlockPatchError": "mnemonite.errors",
+    "GroupAccessError": "mnemonite.errors",
+    "ReadOnlyBlockError": "mnemonite.errors",
+    "Block": "mnemonite.models.blocks",
+    "Message": "mnemonite.models.messages",
+    "SessionEvent": "mnemonite.models.messages",
+    "Procedure": "mnemonite.models.procedures",
+    "Group": "mnemonite.models.shared",
+    "SharedItem": "mnemonite.models.shared",
 }
 
 __version__ = "0.1.0"
@@ -250,6 +273,18 @@ __all__ = [
     "define_locale_pack",
     "parse_delta",
     "rank_by_salience",
+    # the agent tiers
+    "Block",
+    "BlockConflictError",
+    "BlockLimitError",
+    "BlockPatchError",
+    "Group",
+    "GroupAccessError",
+    "Message",
+    "Procedure",
+    "ReadOnlyBlockError",
+    "SessionEvent",
+    "SharedItem",
 ]
 
 

@@ -13,6 +13,7 @@ from pydantic import Field
 from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import ConflictThresholds
+from mnemonite.models.sensitivity import Sensitivity
 from mnemonite.salience import SalienceConfig
 from mnemonite.search.hybrid import CACHE_BYTES, SearchOptions
 
@@ -43,6 +44,8 @@ class MemoryConfig(Model):
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
     - ``salience``: the decay/boost engine of facts (`SalienceConfig`: decay rate per day, boost
       per access, min salience, consolidation decay).
+    - ``working_sensitivity``, ``session_sensitivity``, ``procedural_sensitivity``, ``shared_sensitivity``:
+      the sensitivity (public, internal, secret) of a row of that tier written without one.
     """
 
     error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
@@ -60,6 +63,11 @@ class MemoryConfig(Model):
     locale: str = Field(default="en", min_length=1)
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)
+    # the agent tiers
+    working_sensitivity: Sensitivity = "internal"
+    session_sensitivity: Sensitivity = "internal"
+    procedural_sensitivity: Sensitivity = "internal"
+    shared_sensitivity: Sensitivity = "internal"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:
