@@ -126,3 +126,18 @@ async def test_salient_ranks_by_recency_of_last_access(filled: Memory) -> None:
     assert ranked[0].salience > 0.99
     assert all(r.salience < 0.01 for r in ranked[1:])
     assert (await filled.episodic.get("S1-rag-2")).access_count == 2  # the salient read counts too
+
+
+async def test_record_is_put_in_the_specifications_words(mem: Memory) -> None:
+    scope = Scope(user="alice", session="S1", agent="rag")
+    recorded = await mem.episodic.record(scope, "Alice booked the flight to Lima", timestamp=at(5), source_node="chat")
+    assert (recorded.user, recorded.session, recorded.agent, recorded.source_node) == ("alice", "S1", "rag", "chat")
+    assert [e.id for e in await mem.episodic.recent(scope)] == [recorded.id]
+    for bad_scope in (Scope(user="alice"), "alice"):
+        with pytest.raises(MemoryScopeError):
+            await mem.episodic.record(bad_scope, "no session")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        await mem.episodic.record(scope, "   ")
+    with pytest.raises(InvalidInputError):
+        await mem.episodic.record(scope, "smuggled", user="bob")
+    assert len(await mem.episodic.recent("alice")) == 1

@@ -88,6 +88,9 @@ class SyncEpisodicTier:
     ) -> Episode:
         return self._run(self._tier.put(episode, user=user, session=session, agent=agent))
 
+    def record(self, scope: Scope, content: str, **fields: Any) -> Episode:
+        return self._run(self._tier.record(scope, content, **fields))
+
     def put_many(
         self,
         episodes: Iterable[Episode],

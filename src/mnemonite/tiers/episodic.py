@@ -65,6 +65,22 @@ class EpisodicTier:
         await self._fire_rules()
         return stored
 
+    async def record(self, scope: Scope, content: str, **fields: Any) -> Episode:
+        """Record what happened, in the specification's words: ``record(scope, content)``.
+
+        ``scope`` names the user, session and agent; ``fields`` are any other `Episode` fields
+        (``timestamp``, ``source_node``, ``metadata``, ...). The same as `put` of an `Episode`.
+        """
+        if not isinstance(scope, Scope):
+            raise MemoryScopeError(f"record needs a Scope with user, session and agent, got {type(scope).__name__}")
+        if scope.session is None or scope.agent is None:
+            raise MemoryScopeError(f"an episode is recorded under a user, a session and an agent; {scope} lacks one")
+        for key in ("user", "session", "agent"):
+            if key in fields:
+                raise InvalidInputError(f"{key!r} comes from the scope, not from a field")
+        episode = Episode.model_validate({"content": content, **fields})
+        return await self.put(episode, user=scope.user, session=scope.session, agent=scope.agent)
+
     async def put_many(
         self,
         episodes: Iterable[Episode],
