@@ -311,6 +311,32 @@ class SQLiteMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, Gra
         async with self._read() as db:
             return await sql_facts.delta_log(db, rule_id=rule_id, pending=pending, limit=limit)
 
+    # -- backups -------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def snapshot(self) -> AsyncIterator[aiosqlite.Connection]:
+        """One read transaction: every statement in it sees the same committed state (WAL) while others write."""
+        async with self._read() as db:
+            await db.execute("BEGIN")
+            try:
+                yield db
+            finally:
+                await db.execute("ROLLBACK")
+
+    async def backup_file(self, target: Path) -> None:
+        """Copy the database into the new file ``target`` with SQLite's online backup API.
+
+        One step (``pages=-1``) is one read transaction: a stepwise copy restarts whenever another
+        process commits, and may never finish under steady writers. The copy keeps no WAL beside it.
+        """
+        async with self._read() as db:
+            copy = sqlite3.connect(target, check_same_thread=False)  # the backup runs on aiosqlite's thread
+            try:
+                await db.backup(copy)
+                copy.execute("PRAGMA journal_mode = DELETE")
+            finally:
+                copy.close()
+
 
 def _schema_statements(name: str) -> list[str]:
     """The statements of a shipped schema file (triggers included: split where SQLite says complete)."""
