@@ -61,6 +61,20 @@ async def test_the_indexer_embeds_an_episode_put_after_a_purge_of_the_newest(tmp
         assert (await mem.health()).pending_embeddings == 0
 
 
+async def test_the_indexer_embeds_a_fact_written_after_a_purge_of_the_newest(tmp_path: Path) -> None:
+    def add(text: str) -> dict[str, object]:
+        return {"kind": "add", "fact_payload": {"text": text, "user": "u", "agent": "a"}, "source_episode_ids": [],
+                "rule_id": "import", "confidence": 1.0, "promotion_ts": "2025-01-01T00:00:00Z"}  # fmt: skip
+
+    async with await Memory.open(f"sqlite:///{tmp_path / 'm.db'}", config=MemoryConfig()) as mem:
+        await mem.semantic.apply_delta(add("I like tea"))
+        chess = await mem.semantic.apply_delta(add("I like chess"))
+        await mem.index()
+        await mem.semantic.purge(str(chess.fact_id), reason="privacy request")
+        await mem.semantic.apply_delta(add("I like jazz"))
+        assert await mem.index() == 1
+
+
 # -- the checks find what they look for --------------------------------------------------------
 
 
