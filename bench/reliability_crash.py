@@ -5,16 +5,17 @@ Run through the driver, which gives each check a fresh memory per backend::
     python bench/reliability.py --quick
 
 **Crash injection.** A child process runs every kind of write in a loop — ``put_many`` batches,
-rule consolidation, ``remember``, ``supersede``, ``forget``, graph writes (entities, then an edge),
-episode purges, and the indexer's vectors — printing a line before each operation (what it is about
-to write) and one after it returns (committed). The parent SIGKILLs it at a random moment, then
-checks the memory against that journal: every acknowledged operation whole (its episodes, fact,
-supersede with its lineage, forget, entities, edge, purge), the operation in flight whole or absent
-(no partial batch), the integrity check clean (SQLite ``PRAGMA quick_check``; PostgreSQL ``amcheck``
-on the episode indexes where the server has the extension), the rule's checkpoint consistent (every
+rule consolidation, ``remember``, ``supersede``, ``forget``, graph writes (entities, then an edge;
+``graph.consolidate``; salience touches and decay), episode and fact purges, the indexer's vectors —
+printing a line before each operation (what it is about to write) and one after it returns
+(committed). The parent SIGKILLs it at a random moment, then checks the memory against that journal:
+every acknowledged operation whole (its episodes, fact, supersede with its lineage, forget, entities,
+edge, purge; a fact purged later on counts as kept), the operation in flight whole or absent (no
+partial batch), the integrity check clean (SQLite ``PRAGMA quick_check``; PostgreSQL ``amcheck`` on
+the episode indexes where the server has the extension), the rule's checkpoint consistent (every
 episode up to it promoted exactly once, none after it), and the delta log and the facts in agreement
 (every applied delta's fact exists, every fact has its delta, every closed fact is superseded and
-every superseded fact was closed by a delta). The memory grows across kills.
+every superseded fact was closed by a delta; purged facts excepted). The memory grows across kills.
 
 **Concurrency.** Eight writer processes (``put_many`` batches and ``remember``), a process running
 the rule in a loop, and searchers (``search`` and ``recent``), all on one memory: afterwards every
@@ -22,8 +23,9 @@ acknowledged episode and fact is there once, every episode was promoted exactly 
 raised anything (a typed `MnemoniteError` counts as a failure too: nothing here should fail).
 
 The children embed with a hashed bag of words (`HashEmbedder`): the vectors travel the same write
-paths as the packaged model's, and a child starts in under a second, so hundreds of kills fit in
-minutes. ``MNEMONITE_CRASH_KILLS`` sets the number of kills per backend of the long run (default 200).
+paths as the packaged model's. They are forked from a helper process that imported mnemonite once,
+so a child starts in milliseconds and hundreds of kills fit in minutes. ``MNEMONITE_CRASH_KILLS``
+sets the number of kills per backend of the long run (default 200).
 """
 
 from __future__ import annotations
@@ -157,13 +159,39 @@ async def _purge(mem: Any, rng: random.Random, tag: str) -> None:
         say(done="purge", episode=victim)
 
 
+async def _purge_fact(mem: Any, rng: random.Random, tag: str) -> None:
+    fact = await _current(mem, rng)
+    if fact is not None:
+        say(begin="purge_fact", fact=fact)
+        await mem.semantic.purge(fact, reason="crash test")
+        say(done="purge_fact", fact=fact)
+
+
+async def _consolidate_facts(mem: Any, rng: random.Random, tag: str) -> None:
+    first, second = await _current(mem, rng), await _current(mem, rng)
+    if first is not None and second is not None:
+        say(begin="consolidate_facts", sources=[first, second])
+        made = await mem.graph.consolidate([first, second], f"{tag} both {rng.choice(WORDS)}")
+        say(done="consolidate_facts", sources=[first, second], fact=made.id)
+
+
+async def _salience(mem: Any, rng: random.Random, tag: str) -> None:
+    from mnemonite import Scope
+
+    fact = await _current(mem, rng)
+    if fact is not None:
+        await mem.graph.touch([fact])
+    await mem.graph.decay_all(Scope(user=USER, agent=AGENT), 0.99)
+
+
 async def _index(mem: Any, rng: random.Random, tag: str) -> None:
     await mem.index()
 
 
 Operation = Callable[[Any, random.Random, str], Awaitable[None]]
 OPERATIONS: dict[Operation, int] = {_put_many: 6, _consolidate: 3, _remember: 3, _supersede: 2, _forget: 1,
-                                    _graph: 2, _purge: 1, _index: 1}  # fmt: skip
+                                    _graph: 2, _purge: 1, _purge_fact: 1, _consolidate_facts: 1, _salience: 1,
+                                    _index: 1}  # fmt: skip
 
 
 async def crash_child(url: str, run: int, seed: int) -> None:
@@ -292,6 +320,7 @@ class Snapshot:
     edges: set[tuple[str, str]]
     purged: set[str]
     integrity: str
+    purged_facts: set[str] = field(default_factory=set)
 
 
 async def read_memory(url: str) -> Snapshot:
@@ -314,6 +343,7 @@ async def read_memory(url: str) -> Snapshot:
         entities={r[0] for r in read["entities"]},
         edges={(r[0], r[1]) for r in read["edges"]},
         purged={i for r in read["purged"] for i in json.loads(r[0] or "[]")},
+        purged_facts={i for r in read["purged_facts"] for i in json.loads(r[0] or "[]")},
         integrity=health.integrity or "",
     )
 
@@ -327,6 +357,7 @@ _READS = {
     "entities": "SELECT name FROM entities",
     "edges": "SELECT source_id, target_id FROM edges",
     "purged": "SELECT episode_ids FROM purges",
+    "purged_facts": "SELECT fact_ids FROM purges",
 }
 
 
@@ -352,18 +383,20 @@ def lost(journal: Journal, memory: Snapshot) -> list[str]:
 
 def _whole(line: dict[str, Any], memory: Snapshot) -> bool:
     kind = line.get("done") or line.get("begin")
+    facts = set(memory.facts) | memory.purged_facts  # a purge later on took it, on purpose
     if kind == "put_many":
         return all(i in memory.episodes or i in memory.purged for i in line["ids"])
-    if kind == "remember":
-        return line["fact"] in memory.facts
+    if kind in ("remember", "consolidate_facts"):
+        return line["fact"] in facts
     if kind == "supersede":
-        return memory.facts.get(line["old"], ("", None))[1] is not None and (
-            line["new"],
-            line["old"],
-            "SUPERSEDES",
-        ) in (memory.lineage)
+        if {line["old"], line["new"]} & memory.purged_facts:
+            return True
+        closed = memory.facts.get(line["old"], ("", None))[1] is not None
+        return closed and (line["new"], line["old"], "SUPERSEDES") in memory.lineage
     if kind == "forget":
-        return memory.facts.get(line["fact"], ("", None))[0] == "forgotten"
+        return memory.facts.get(line["fact"], ("forgotten", None))[0] == "forgotten" and line["fact"] in facts
+    if kind == "purge_fact":
+        return line["fact"] in memory.purged_facts and line["fact"] not in memory.facts
     if kind == "entities":
         return all(n in memory.entities for n in line["names"])
     if kind == "relate":
@@ -389,6 +422,8 @@ def partial(journal: Journal, memory: Snapshot) -> list[str]:
 
 
 def _supersede_atomic(old: str, memory: Snapshot) -> bool:
+    if old in memory.purged_facts:
+        return True
     closed = memory.facts.get(old, ("", None))[1] is not None
     cited = any(o == old for _, o, _ in memory.lineage)
     forgotten = memory.facts.get(old, ("", None))[0] == "forgotten"
@@ -422,6 +457,8 @@ def delta_problems(memory: Snapshot) -> list[str]:
         if fact is not None:
             made.add(fact)
         closed.update(json.loads(closes))
+    made -= memory.purged_facts  # a purge removes the facts and keeps their (redacted) deltas
+    closed -= memory.purged_facts
     problems += [f"applied delta's fact {f} is missing" for f in made - memory.facts.keys()]
     problems += [f"fact {f} has no applied delta" for f in memory.facts.keys() - made]
     superseded = {f for f, (_, at) in memory.facts.items() if at is not None}
