@@ -93,6 +93,21 @@ async def test_a_sqlite_backup_is_one_checked_database_file(tmp_path: Path) -> N
         assert [f.text for f in await copy.semantic.facts(ALEX)] == ["I moved to Munich last month"]
 
 
+async def test_a_backup_never_replaces_the_memory_itself_or_a_folder(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    await fill(url)
+    before = await content_hashes(url)
+    async with await Memory.open(url, config=MemoryConfig(embedder="none")) as mem:
+        with pytest.raises(InvalidInputError, match="own database file"):
+            await mem.backup(tmp_path / "." / "memory.db")
+        with pytest.raises(InvalidInputError, match="is a folder"):
+            await mem.backup(tmp_path)
+        with pytest.raises(NotFoundError, match="no folder"):
+            await mem.backup(tmp_path / "missing" / "copy.db")
+    assert await content_hashes(url) == before
+    assert sorted(os.listdir(tmp_path)) == ["memory.db"]
+
+
 async def test_restore_refuses_a_memory_that_is_not_empty(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'memory.db'}"
     await fill(url)

@@ -55,9 +55,15 @@ class BackupReport:
     hashes: dict[str, str]
 
 
-async def backup_store(store: Store, path: str | Path, *, progress: Progress | None = None) -> BackupReport:
-    """Write a consistent backup of ``store`` to ``path`` (replaced whole at the end); see the module docstring."""
+async def backup_store(
+    store: Store, path: str | Path, *, progress: Progress | None = None, source: Path | None = None
+) -> BackupReport:
+    """Write a consistent backup of ``store`` to ``path`` (replaced whole at the end); see the module docstring.
+
+    ``source`` is the store's own file, if it has one: a backup never replaces it.
+    """
     target = Path(path)
+    await asyncio.to_thread(_check_target, target, source)
     partial = target.with_name(f".{target.name}.partial")
     partial.unlink(missing_ok=True)
     try:
@@ -65,11 +71,20 @@ async def backup_store(store: Store, path: str | Path, *, progress: Progress | N
             await store.backup_file(partial)
             report = await _checked_copy(partial, progress)
         else:
-            report = await _exportsnapshot(store, partial, progress)
+            report = await _export_snapshot(store, partial, progress)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
     return BackupReport(target, report.format, report.counts, report.hashes)
+
+
+def _check_target(target: Path, source: Path | None) -> None:
+    if not target.parent.is_dir():
+        raise NotFoundError(f"no folder {target.parent} to write the backup in: create it first")
+    if target.is_dir():
+        raise InvalidInputError(f"{target} is a folder: name the backup file to write")
+    if source is not None and target.resolve() == source.resolve():
+        raise InvalidInputError(f"{target} is the memory's own database file: write the backup somewhere else")
 
 
 async def _checked_copy(path: Path, progress: Progress | None) -> BackupReport:
@@ -84,7 +99,7 @@ async def _checked_copy(path: Path, progress: Progress | None) -> BackupReport:
     return BackupReport(path, "sqlite", counts, hashes)
 
 
-async def _exportsnapshot(store: Store, path: Path, progress: Progress | None) -> BackupReport:
+async def _export_snapshot(store: Store, path: Path, progress: Progress | None) -> BackupReport:
     async with snapshot(store) as pinned:
         with path.open("wb") as out:
             await _export(pinned, out, progress)

@@ -24,7 +24,7 @@ from mnemonite.models.search import SearchFilter, SearchHit, Tier
 from mnemonite.salience import SalienceScorer
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
-from mnemonite.store import Store, open_store
+from mnemonite.store import Store, memory_file, open_store
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.tiers import EpisodicTier, SemanticTier
 
@@ -247,7 +247,7 @@ class Memory:
         row count and content hash; `mnemonite.backup.restore_memory` loads it and checks them.
         ``progress(table, rows_done, rows_total)`` is called as each table is checked.
         """
-        return await backup_store(self._store, path, progress=progress)
+        return await backup_store(self._store, path, progress=progress, source=memory_file(self.config.url))
 
     async def _rule(self, rule_id: str) -> ConsolidationRule:
         for state in await self._store.rule_states():
