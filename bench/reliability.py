@@ -76,8 +76,21 @@ def run(backends: list[str], quick: bool) -> list[dict[str, Any]]:
             with postgres(folder / "pg") if backend == "postgres" else _no_server() as fresh:
                 for module in checks:
                     url = fresh() if fresh else f"sqlite:///{folder / f'{module.__name__}-{uuid.uuid4().hex[:6]}.db'}"
-                    rows += module.rows(backend, url, quick)
+                    rows += _rows_of(module, backend, url, quick)
     return rows
+
+
+def _rows_of(module: ModuleType, backend: str, url: str, quick: bool) -> list[dict[str, Any]]:
+    """A module's rows; a module that breaks is one failed row, and the others still run."""
+    started = time.perf_counter()
+    try:
+        return list(module.rows(backend, url, quick))
+    except Exception as error:
+        print(f"{module.__name__} on {backend}: {type(error).__name__}: {error}", file=sys.stderr)
+        seconds = round(time.perf_counter() - started, 1)
+        check = f"{module.__name__} broke: {type(error).__name__}"
+        return [{"check": check, "backend": backend, "tries": 1, "failures": 1, "lost": 0, "leaked": 0,
+                 "seconds": seconds}]  # fmt: skip
 
 
 @contextmanager
