@@ -14,9 +14,9 @@ from conftest import ep
 from mnemonite import ConsolidationRule, Memory, MemoryConfig
 
 
-def _load() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "bench" / "reliability_crash.py"
-    spec = importlib.util.spec_from_file_location("reliability_crash", path)
+def _load(name: str = "reliability_crash") -> ModuleType:
+    path = Path(__file__).resolve().parent.parent / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -25,6 +25,7 @@ def _load() -> ModuleType:
 
 
 rc = _load()
+driver = _load("reliability")
 
 
 async def test_sigkill_at_random_moments_loses_nothing_and_leaves_no_partial_write(memory_url: str) -> None:
@@ -130,3 +131,18 @@ def test_the_checks_find_facts_and_deltas_that_disagree() -> None:
     flying = journal([], [{"begin": "supersede", "old": "f0"}])
     assert rc.partial(flying, snapshot(lineage=set()))  # closed without its lineage: half a supersede
     assert rc.integrity_problems(snapshot(integrity="*** in database main *** Page 7: btreeInitPage() returns 11"))
+
+
+def test_the_driver_prints_one_table_and_whether_the_targets_are_met() -> None:
+    row = {"check": "SIGKILL", "backend": "sqlite", "tries": 4, "failures": 0, "lost": 0, "leaked": 0, "seconds": 1.0}
+    good = driver.table([row, {**row, "backend": "postgres"}])
+    assert good.splitlines()[0] == "| check | backend | tries | failures | data lost | rows leaked | seconds |"
+    assert "| SIGKILL | postgres | 4 | 0 | 0 | 0 | 1.0 |" in good and "— met (0 / 0 / 0)" in good
+    assert "NOT met (0 / 2 / 0)" in driver.table([row, {**row, "lost": 2}])
+
+
+def test_a_check_module_that_breaks_is_a_failed_row() -> None:
+    broken = ModuleType("reliability_broken")
+    broken.rows = lambda backend, url, quick: 1 / 0  # type: ignore[attr-defined]
+    [row] = driver._rows_of(broken, "sqlite", "sqlite:///nowhere.db", True)
+    assert (row["check"], row["failures"]) == ("reliability_broken broke: ZeroDivisionError", 1)
