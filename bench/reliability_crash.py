@@ -329,9 +329,10 @@ async def read_memory(url: str) -> Snapshot:
 
     store = await open_store(url, create=False)
     try:
-        health = await store.health(deep=True)
+        health = await store.health(deep=True)  # PostgreSQL: creates amcheck where the server has it
         async with store.snapshot() as db:  # type: ignore[attr-defined]
             read = {name: await _rows(db, sql) for name, sql in _READS.items()}
+            integrity = await _integrity(db, url, health.integrity or "")
     finally:
         await store.close()
     return Snapshot(
@@ -344,8 +345,28 @@ async def read_memory(url: str) -> Snapshot:
         edges={(r[0], r[1]) for r in read["edges"]},
         purged={i for r in read["purged"] for i in json.loads(r[0] or "[]")},
         purged_facts={i for r in read["purged_facts"] for i in json.loads(r[0] or "[]")},
-        integrity=health.integrity or "",
+        integrity=integrity,
     )
+
+
+async def _integrity(db: Any, url: str, health: str) -> str:
+    """SQLite: ``PRAGMA integrity_check`` and ``foreign_key_check``; PostgreSQL: amcheck on every btree index
+    of the memory's tables, their rows included (``heapallindexed``), where the server has amcheck."""
+    if url.startswith("sqlite"):
+        found = [str(r[0]) for r in await _rows(db, "PRAGMA integrity_check") if r[0] != "ok"]
+        found += [f"foreign key: {tuple(r)}" for r in await _rows(db, "PRAGMA foreign_key_check")]
+        return "; ".join(found[:3]) or "ok"
+    if health.startswith("not checked"):
+        return health
+    await _rows(db, _ALL_BTREES)  # raises (a StoreError) on the first index that does not match its table
+    return "ok"
+
+
+_ALL_BTREES = (
+    "SELECT bt_index_check(c.oid, true) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+    " JOIN pg_am a ON a.oid = c.relam JOIN pg_class t ON t.oid = i.indrelid"
+    " WHERE a.amname = 'btree' AND t.relnamespace = current_schema()::regnamespace"
+)
 
 
 _READS = {
@@ -425,7 +446,7 @@ def _supersede_atomic(old: str, memory: Snapshot) -> bool:
     if old in memory.purged_facts:
         return True
     closed = memory.facts.get(old, ("", None))[1] is not None
-    cited = any(o == old for _, o, _ in memory.lineage)
+    cited = any(o == old and relation == "SUPERSEDES" for _, o, relation in memory.lineage)
     forgotten = memory.facts.get(old, ("", None))[0] == "forgotten"
     return closed == cited or forgotten
 

@@ -130,6 +130,8 @@ def test_the_checks_find_facts_and_deltas_that_disagree() -> None:
     assert rc.delta_problems(snapshot(facts={"f0": ("active", None), "f1": ("active", None)}))  # closed, not superseded
     flying = journal([], [{"begin": "supersede", "old": "f0"}])
     assert rc.partial(flying, snapshot(lineage=set()))  # closed without its lineage: half a supersede
+    consolidated = {("f1", "f0", "SUPERSEDES"), ("f2", "f1", "CONSOLIDATES")}
+    assert not rc.partial(journal([], [{"begin": "supersede", "old": "f1"}]), snapshot(lineage=consolidated))
     assert rc.integrity_problems(snapshot(integrity="*** in database main *** Page 7: btreeInitPage() returns 11"))
 
 
