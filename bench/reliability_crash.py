@@ -11,11 +11,12 @@ printing a line before each operation (what it is about to write) and one after 
 (committed). The parent SIGKILLs it at a random moment, then checks the memory against that journal:
 every acknowledged operation whole (its episodes, fact, supersede with its lineage, forget, entities,
 edge, purge; a fact purged later on counts as kept), the operation in flight whole or absent (no
-partial batch), the integrity check clean (SQLite ``PRAGMA quick_check``; PostgreSQL ``amcheck`` on
-the episode indexes where the server has the extension), the rule's checkpoint consistent (every
-episode up to it promoted exactly once, none after it), and the delta log and the facts in agreement
-(every applied delta's fact exists, every fact has its delta, every closed fact is superseded and
-every superseded fact was closed by a delta; purged facts excepted). The memory grows across kills.
+partial batch), the integrity checks clean (SQLite ``PRAGMA integrity_check`` and
+``foreign_key_check``; PostgreSQL ``amcheck`` on every btree index, rows included, where the server
+has the extension), the rule's checkpoint consistent (every episode up to it promoted exactly once,
+none after it), and the delta log and the facts in agreement (every applied delta's fact exists,
+every fact has its delta, every closed fact is superseded and every superseded fact was closed by a
+delta; purged facts excepted). The memory grows across kills.
 
 **Concurrency.** Eight writer processes (``put_many`` batches and ``remember``), a process running
 the rule in a loop, and searchers (``search`` and ``recent``), all on one memory: afterwards every
