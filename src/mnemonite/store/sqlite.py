@@ -334,13 +334,12 @@ class SQLiteMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, Gra
         """Copy the database into the new file ``target`` with SQLite's online backup API.
 
         One step (``pages=-1``) is one read transaction: a stepwise copy restarts whenever another
-        process commits, and may never finish under steady writers. The copy keeps no WAL beside it.
+        process commits, and may never finish under steady writers. Once closed, the copy is one file.
         """
         async with self._read() as db:
             copy = sqlite3.connect(target, check_same_thread=False)  # the backup runs on aiosqlite's thread
             try:
                 await db.backup(copy)
-                copy.execute("PRAGMA journal_mode = DELETE")
             finally:
                 copy.close()
 
