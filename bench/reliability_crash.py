@@ -6,9 +6,9 @@ Run through the driver, which gives each check a fresh memory per backend::
 
 **Crash injection.** A child process runs every kind of write in a loop — ``put_many`` batches,
 rule consolidation, ``remember``, ``supersede``, ``forget``, graph writes (entities, then an edge;
-``graph.consolidate``; salience touches and decay), episode and fact purges, the indexer's vectors —
-printing a line before each operation (what it is about to write) and one after it returns
-(committed). The parent SIGKILLs it at a random moment, then checks the memory against that journal:
+``graph.consolidate``; salience touches and decay), ``apply_deltas`` batches, episode and fact purges,
+the indexer's vectors — printing a line before each operation (what it is about to write) and one
+after it returns (committed). The parent SIGKILLs it at a random moment, then checks the memory against that journal:
 every acknowledged operation whole (its episodes, fact, supersede with its lineage, forget, entities,
 edge, purge; a fact purged later on counts as kept), the operation in flight whole or absent (no
 partial batch), the integrity checks clean (SQLite ``PRAGMA integrity_check`` and
@@ -160,6 +160,19 @@ async def _purge(mem: Any, rng: random.Random, tag: str) -> None:
         say(done="purge", episode=victim)
 
 
+async def _apply_deltas(mem: Any, rng: random.Random, tag: str) -> None:
+    from mnemonite import AddDelta
+    from mnemonite._time import utcnow
+
+    deltas = [AddDelta(fact_payload={"text": f"{tag}-{j} {rng.choice(WORDS)}", "user": USER, "agent": AGENT},
+                       source_episode_ids=[], rule_id="import", confidence=1.0, promotion_ts=utcnow())
+              for j in range(3)]  # fmt: skip
+    ids = [d.delta_id for d in deltas]
+    say(begin="apply_deltas", deltas=ids)
+    await mem.semantic.apply_deltas(deltas)
+    say(done="apply_deltas", deltas=ids)
+
+
 async def _purge_fact(mem: Any, rng: random.Random, tag: str) -> None:
     fact = await _current(mem, rng)
     if fact is not None:
@@ -191,8 +204,8 @@ async def _index(mem: Any, rng: random.Random, tag: str) -> None:
 
 Operation = Callable[[Any, random.Random, str], Awaitable[None]]
 OPERATIONS: dict[Operation, int] = {_put_many: 6, _consolidate: 3, _remember: 3, _supersede: 2, _forget: 1,
-                                    _graph: 2, _purge: 1, _purge_fact: 1, _consolidate_facts: 1, _salience: 1,
-                                    _index: 1}  # fmt: skip
+                                    _graph: 2, _purge: 1, _apply_deltas: 1, _purge_fact: 1, _consolidate_facts: 1,
+                                    _salience: 1, _index: 1}  # fmt: skip
 
 
 async def crash_child(url: str, run: int, seed: int) -> None:
@@ -322,6 +335,7 @@ class Snapshot:
     purged: set[str]
     integrity: str
     purged_facts: set[str] = field(default_factory=set)
+    applied: set[str] = field(default_factory=set)
 
 
 async def read_memory(url: str) -> Snapshot:
@@ -347,6 +361,7 @@ async def read_memory(url: str) -> Snapshot:
         purged={i for r in read["purged"] for i in json.loads(r[0] or "[]")},
         purged_facts={i for r in read["purged_facts"] for i in json.loads(r[0] or "[]")},
         integrity=integrity,
+        applied={r[0] for r in read["applied"]},
     )
 
 
@@ -380,6 +395,7 @@ _READS = {
     "edges": "SELECT source_id, target_id FROM edges",
     "purged": "SELECT episode_ids FROM purges",
     "purged_facts": "SELECT fact_ids FROM purges",
+    "applied": "SELECT delta_id FROM delta_log WHERE applied_at IS NOT NULL",
 }
 
 
@@ -404,28 +420,39 @@ def lost(journal: Journal, memory: Snapshot) -> list[str]:
 
 
 def _whole(line: dict[str, Any], memory: Snapshot) -> bool:
-    kind = line.get("done") or line.get("begin")
-    facts = set(memory.facts) | memory.purged_facts  # a purge later on took it, on purpose
-    if kind == "put_many":
-        return all(i in memory.episodes or i in memory.purged for i in line["ids"])
-    if kind in ("remember", "consolidate_facts"):
-        return line["fact"] in facts
-    if kind == "supersede":
-        if {line["old"], line["new"]} & memory.purged_facts:
-            return True
-        closed = memory.facts.get(line["old"], ("", None))[1] is not None
-        return closed and (line["new"], line["old"], "SUPERSEDES") in memory.lineage
-    if kind == "forget":
-        return memory.facts.get(line["fact"], ("forgotten", None))[0] == "forgotten" and line["fact"] in facts
-    if kind == "purge_fact":
-        return line["fact"] in memory.purged_facts and line["fact"] not in memory.facts
-    if kind == "entities":
-        return all(n in memory.entities for n in line["names"])
-    if kind == "relate":
-        return (line["source"], line["target"]) in memory.edges
-    if kind == "purge":
-        return line["episode"] not in memory.episodes and line["episode"] in memory.purged
-    return True
+    check = _WHOLE.get(line.get("done") or line.get("begin") or "")
+    return True if check is None else check(line, memory)
+
+
+def _kept(fact: str, memory: Snapshot) -> bool:
+    """The fact is there, or a purge later on took it, on purpose."""
+    return fact in memory.facts or fact in memory.purged_facts
+
+
+def _whole_supersede(line: dict[str, Any], memory: Snapshot) -> bool:
+    if {line["old"], line["new"]} & memory.purged_facts:
+        return True
+    closed = memory.facts.get(line["old"], ("", None))[1] is not None
+    return closed and (line["new"], line["old"], "SUPERSEDES") in memory.lineage
+
+
+def _whole_forget(line: dict[str, Any], memory: Snapshot) -> bool:
+    return _kept(line["fact"], memory) and memory.facts.get(line["fact"], ("forgotten", None))[0] == "forgotten"
+
+
+Check = Callable[[dict[str, Any], Snapshot], bool]
+_WHOLE: dict[str, Check] = {
+    "put_many": lambda line, m: all(i in m.episodes or i in m.purged for i in line["ids"]),
+    "remember": lambda line, m: _kept(line["fact"], m),
+    "consolidate_facts": lambda line, m: _kept(line["fact"], m),
+    "supersede": _whole_supersede,
+    "forget": _whole_forget,
+    "apply_deltas": lambda line, m: all(d in m.applied for d in line["deltas"]),
+    "purge_fact": lambda line, m: line["fact"] in m.purged_facts and line["fact"] not in m.facts,
+    "entities": lambda line, m: all(n in m.entities for n in line["names"]),
+    "relate": lambda line, m: (line["source"], line["target"]) in m.edges,
+    "purge": lambda line, m: line["episode"] not in m.episodes and line["episode"] in m.purged,
+}
 
 
 def partial(journal: Journal, memory: Snapshot) -> list[str]:
@@ -438,6 +465,8 @@ def partial(journal: Journal, memory: Snapshot) -> list[str]:
                 problems.append(f"partial batch: {sum(present)} of {len(present)} episodes of {line['ids'][0]}")
         elif line["begin"] == "entities" and 0 < sum(n in memory.entities for n in line["names"]) < len(line["names"]):
             problems.append(f"partial entities: {line['names']}")
+        elif line["begin"] == "apply_deltas" and 0 < sum(d in memory.applied for d in line["deltas"]) < 3:
+            problems.append(f"partial apply_deltas: {line['deltas']}")
         elif line["begin"] == "supersede" and not _supersede_atomic(line["old"], memory):
             problems.append(f"half a supersede of {line['old']}")
     return problems

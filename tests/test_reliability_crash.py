@@ -116,6 +116,14 @@ def test_the_checks_find_a_lost_episode_and_a_partial_batch() -> None:
     assert not rc.partial(flying, snapshot())  # none of it: whole
 
 
+def test_the_checks_find_a_partial_or_lost_batch_of_deltas() -> None:
+    batch = {"deltas": ["d1", "d2", "d3"]}
+    assert rc.partial(journal([], [{"begin": "apply_deltas", **batch}]), snapshot(applied={"d1"}))
+    assert not rc.partial(journal([], [{"begin": "apply_deltas", **batch}]), snapshot(applied=set()))
+    assert rc.lost(journal([{"done": "apply_deltas", **batch}]), snapshot(applied={"d1", "d2"}))
+    assert not rc.lost(journal([{"done": "apply_deltas", **batch}]), snapshot(applied={"d1", "d2", "d3"}))
+
+
 def test_the_checks_find_an_episode_promoted_twice_or_skipped() -> None:
     twice = [*snapshot().deltas, (rc.RULE_ID, '{"source_episode_ids": ["b-0"]}', "t2", None, "[]", None)]
     assert rc.checkpoint_problems(snapshot(deltas=twice)) == ["episode b-0 promoted 2 times"]
