@@ -65,7 +65,7 @@ async def backup_store(
     target = Path(path)
     await asyncio.to_thread(_check_target, target, source)
     partial = target.with_name(f".{target.name}.partial")
-    partial.unlink(missing_ok=True)
+    _remove(partial)
     try:
         if isinstance(store, FileBackupStore):
             await store.backup_file(partial)
@@ -74,8 +74,14 @@ async def backup_store(
             report = await _export_snapshot(store, partial, progress)
         os.replace(partial, target)
     finally:
-        partial.unlink(missing_ok=True)
+        _remove(partial)
     return BackupReport(target, report.format, report.counts, report.hashes)
+
+
+def _remove(partial: Path) -> None:
+    """A partial backup, and the WAL files its check may have left if it failed."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{partial}{suffix}").unlink(missing_ok=True)
 
 
 def _check_target(target: Path, source: Path | None) -> None:
