@@ -49,7 +49,6 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
 RULE_ID = "crash"
 USER, SESSION, AGENT = "crash", "s", "a"
 BATCH = 5
