@@ -18,7 +18,7 @@ none after it), and the delta log and the facts in agreement (every applied delt
 every fact has its delta, every closed fact is superseded and every superseded fact was closed by a
 delta; purged facts excepted). The memory grows across kills.
 
-**Concurrency.** Eight writer processes (``put_many`` batches and ``remember``), a process running
+**Concurrency.** Eight writer processes (``put_many`` batches, ``remember``, ``supersede``), a process running
 the rule in a loop, and searchers (``search`` and ``recent``), all on one memory: afterwards every
 acknowledged episode and fact is there once, every episode was promoted exactly once, and no process
 raised anything (a typed `MnemoniteError` counts as a failure too: nothing here should fail).
@@ -218,10 +218,12 @@ async def crash_child(url: str, run: int, seed: int) -> None:
 
 
 async def writer_child(url: str, name: str, batches: int) -> None:
-    """A concurrency writer: ``batches`` put_many batches, each followed by one remember."""
+    """A concurrency writer: ``batches`` put_many batches, each followed by one remember, which supersedes
+    the writer's fact of the batch before."""
     from mnemonite import Episode, Scope
 
     mem = await _open(url)
+    previous: str | None = None
     for b in range(batches):
         ids = [f"{name}-{b}-{j}" for j in range(BATCH)]
         await mem.episodic.put_many([Episode(id=i, content=f"{i} said hello") for i in ids],
@@ -229,6 +231,10 @@ async def writer_child(url: str, name: str, batches: int) -> None:
         say(done="put_many", ids=ids)
         decision = await mem.semantic.remember_with_decision(Scope(user=USER, agent=AGENT), f"{name} fact {b}")
         say(done="remember", fact=decision.fact_id)
+        if previous is not None:
+            new = await mem.semantic.supersede(previous, f"{name} fact {b - 1} revised")
+            say(done="supersede", old=previous, new=new.id)
+        previous = decision.fact_id
     await mem.close()
 
 
