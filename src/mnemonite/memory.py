@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 from mnemonite._time import utcnow
+from mnemonite.backup import BackupReport, backup_store
+from mnemonite.backup import Progress as BackupProgress
 from mnemonite.config import MemoryConfig
 from mnemonite.conflicts import locale_pack
 from mnemonite.embedding.base import Embedder
@@ -21,7 +24,7 @@ from mnemonite.models.search import SearchFilter, SearchHit, Tier
 from mnemonite.salience import SalienceScorer
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
-from mnemonite.store import Store, open_store
+from mnemonite.store import Store, memory_file, open_store
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.tiers import EpisodicTier, SemanticTier
 from mnemonite.tiers.procedural import ProceduralTier
@@ -244,6 +247,18 @@ class Memory:
         moment = now or utcnow()
         states = await self._store.rule_states()
         return [await self.consolidate(state.rule) for state in states if state.is_due(moment)]
+
+    # -- backups -------------------------------------------------------------------------------
+
+    async def backup(self, path: str | Path, *, progress: BackupProgress | None = None) -> BackupReport:
+        """Write a consistent backup of the whole memory to ``path`` while other processes keep writing.
+
+        SQLite: a single-file database copy (the online backup API), integrity-checked; PostgreSQL:
+        the export format. ``path`` is replaced whole at the end. The report holds every table's
+        row count and content hash; `mnemonite.backup.restore_memory` loads it and checks them.
+        ``progress(table, rows_done, rows_total)`` is called as each table is checked.
+        """
+        return await backup_store(self._store, path, progress=progress, source=memory_file(self.config.url))
 
     async def _rule(self, rule_id: str) -> ConsolidationRule:
         for state in await self._store.rule_states():

@@ -8,9 +8,12 @@ import threading
 from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from datetime import datetime
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+from mnemonite.backup import BackupReport
+from mnemonite.backup import Progress as BackupProgress
 from mnemonite.config import MemoryConfig
 from mnemonite.embedding.base import Embedder
 from mnemonite.embedding.indexer import IndexProgress
@@ -503,3 +506,8 @@ class SyncMemory:
                     return
         finally:
             self._run(progress.aclose())
+
+    # -- backups -------------------------------------------------------------------------------
+
+    def backup(self, path: str | Path, *, progress: BackupProgress | None = None) -> BackupReport:
+        return self._run(self._memory.backup(path, progress=progress))

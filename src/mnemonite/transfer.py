@@ -20,15 +20,17 @@ import asyncio
 import base64
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from mnemonite._time import to_text, utcnow
 from mnemonite.copy import (
+    CHUNK,
     GENERATED,
     VECTOR_COLUMNS,
     _chunks,
@@ -43,6 +45,7 @@ from mnemonite.copy import (
 from mnemonite.errors import InvalidInputError, NotFoundError, StoreError
 from mnemonite.models import MigrationPlan
 from mnemonite.store import Store, open_store
+from mnemonite.store.base import SnapshotStore
 from mnemonite.store.sql import TABLES
 from mnemonite.store.sql_search import set_embedder
 
@@ -68,13 +71,34 @@ async def export_memory(url: str, path: str | Path, *, progress: Progress | None
     source = await open_store(url, create=False)
     partial = target.with_name(f".{target.name}.partial")
     try:
-        with partial.open("wb") as out:
-            report = await _export(source, out, progress)
+        async with snapshot(source) as pinned:
+            with partial.open("wb") as out:
+                report = await _export(pinned, out, progress)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
         await source.close()
     return TransferReport(target, report[0], report[1])
+
+
+class _Pinned:
+    """A stand-in store whose every read runs on one snapshot connection (for the readers below)."""
+
+    def __init__(self, db: Any) -> None:
+        self._db = db
+
+    @asynccontextmanager
+    async def _sql_read(self) -> AsyncIterator[Any]:
+        yield self._db
+
+
+@asynccontextmanager
+async def snapshot(store: Store) -> AsyncIterator[Store]:
+    """``store`` read in one consistent state: the rows, counts and hashes of an export agree while others write."""
+    if not isinstance(store, SnapshotStore):
+        raise StoreError(f"{type(store).__name__} cannot read a consistent snapshot, so it cannot be exported")
+    async with store.snapshot() as db:
+        yield cast(Store, _Pinned(db))  # the readers only call _sql_read()
 
 
 async def _export(source: Store, out: Any, progress: Progress | None) -> tuple[dict[str, int], str]:
@@ -84,21 +108,26 @@ async def _export(source: Store, out: Any, progress: Progress | None) -> tuple[d
         plans = [orjson.loads(row[0]) for row in await cursor.fetchall()]
     header = {"format": FORMAT, "version": VERSION, "mnemonite": _version(), "created": to_text(utcnow())}
     out.write(orjson.dumps({**header, "plans": plans, "tables": [t for t, _ in TABLES]}) + b"\n")
-    for table, key in TABLES:
-        async with _reading(source) as db:
-            columns = [c for c in await _columns(db, table) if c not in GENERATED]
-        names = ["vector" if c in VECTOR_COLUMNS else c for c in columns]
+    for table, _ in TABLES:
         done = 0
-        async for rows in _chunks(source, table, columns, key):
-            for row in rows:
-                line = _row_line(table, names, row)
-                digest.update(line)
-                out.write(line)
-            done += len(rows)
-            if progress is not None:
+        async for line in _table_lines(source, table):
+            digest.update(line)
+            out.write(line)
+            done += 1
+            if progress is not None and (done % CHUNK == 0 or done == counts[table]):
                 progress(table, done, counts[table])
     out.write(orjson.dumps({"end": True, "counts": counts, "sha256": digest.hexdigest()}) + b"\n")
     return counts, digest.hexdigest()
+
+
+async def _table_lines(source: Store, table: str) -> AsyncIterator[bytes]:
+    """The table's row lines as the export writes them, in primary-key order."""
+    async with _reading(source) as db:
+        columns = [c for c in await _columns(db, table) if c not in GENERATED]
+    names = ["vector" if c in VECTOR_COLUMNS else c for c in columns]
+    async for rows in _chunks(source, table, columns, dict(TABLES)[table]):
+        for row in rows:
+            yield _row_line(table, names, row)
 
 
 def _row_line(table: str, names: list[str], row: list[Any]) -> bytes:

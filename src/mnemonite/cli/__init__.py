@@ -8,12 +8,13 @@ object per line and ``--csv`` CSV with a header, where rows come out.
 
 from __future__ import annotations
 
-from mnemonite.cli import admin, blocks, episodes, facts, graph, groups, procedures, rules, search, session
+from mnemonite.cli import admin, backup, blocks, episodes, facts, graph, groups, procedures, rules, search, session
 from mnemonite.cli._app import app
 
 __all__ = ["app", "main"]
 _COMMAND_GROUPS = (
     admin,
+    backup,
     episodes,
     facts,
     graph,

@@ -8,8 +8,10 @@ outside ``mnemonite.store`` imports a concrete store.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Literal, Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -42,9 +44,11 @@ from mnemonite.store.sql_working import BlockEdit, BlockLog
 __all__ = [
     "AgentTierStore",
     "FactStore",
+    "FileBackupStore",
     "MemoryStore",
     "RecentOrder",
     "SearchStore",
+    "SnapshotStore",
     "Store",
     "VectorSearchStore",
 ]
@@ -256,3 +260,20 @@ class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, Agen
     async def remove_rule(self, rule_id: str) -> None: ...
     async def rule_states(self) -> list[RuleState]: ...
     async def consolidate_and_apply(self, rule: ConsolidationRule, *, max_episodes: int) -> ConsolidationRun: ...
+
+
+# -- backups ------------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class SnapshotStore(Protocol):
+    """A store that can read many statements from one consistent state while others write (backups)."""
+
+    def snapshot(self) -> AbstractAsyncContextManager[Any]: ...
+
+
+@runtime_checkable
+class FileBackupStore(Protocol):
+    """A store whose whole database is one file it can copy consistently while others write."""
+
+    async def backup_file(self, target: Path) -> None: ...

@@ -579,6 +579,15 @@ class PostgresMemoryStore(
         async with self._sql_read() as db:
             return await sql_search.rescored(db, kind, model, dimensions, seqs, vector, towards, weight)
 
+    # -- backups -------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def snapshot(self) -> AsyncIterator[PgConnection]:
+        """One read-only REPEATABLE READ transaction: every statement in it sees the same committed state."""
+        async with self._read() as db, db.transaction():
+            await db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield PgConnection(db)
+
 
 def _version(text: str) -> tuple[int, ...]:
     """``"0.8.1"`` -> (0, 8, 1); anything unparsable sorts first."""
