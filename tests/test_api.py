@@ -8,8 +8,9 @@ from pathlib import Path
 
 import mnemonite
 from mnemonite import Memory, SyncMemory
+from mnemonite.consolidator.runner import Consolidator
 from mnemonite.graph import GraphMemory
-from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
+from mnemonite.sync import SyncConsolidator, SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
 from mnemonite.tiers import EpisodicTier, SemanticTier
 
 PACKAGE = Path(mnemonite.__file__).parent
@@ -30,6 +31,9 @@ EXPORTS = {
     "SalienceConfig", "ScoredFact", "TokenCounter", "allocate_memory_budget", "boost_salience", "combine_scores",
     "compute_salience", "rank_by_salience", "StoreUnavailableError", "AmbiguousIdError", "DatabaseNotFoundError",
     "NotADatabaseError",
+    "Consolidator", "ConsolidatorConfig", "CONSOLIDATOR_TIER_DEFAULTS", "CustomTierMisconfiguredError",
+    "BudgetExceededError", "LLMProviderError", "ConsolidatorBusyError", "OpenAIProvider", "LLMProvider",
+    "PhaseReport", "ConsolidatorStatus", "TopicEpisode",
 }  # fmt: skip
 
 
@@ -54,6 +58,7 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (EpisodicTier, SyncEpisodicTier),
         (SemanticTier, SyncSemanticTier),
         (GraphMemory, SyncGraphMemory),
+        (Consolidator, SyncConsolidator),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 

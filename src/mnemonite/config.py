@@ -10,6 +10,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from mnemonite.consolidator.budget import ConsolidatorConfig
 from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import ConflictThresholds
@@ -43,6 +44,8 @@ class MemoryConfig(Model):
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
     - ``salience``: the decay/boost engine of facts (`SalienceConfig`: decay rate per day, boost
       per access, min salience, consolidation decay).
+    - ``consolidator``: the background consolidator's tier, budget, model endpoint, price table and
+      cadences (`ConsolidatorConfig`; the default ``free`` tier is rule-based, no model).
     """
 
     error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
@@ -60,6 +63,7 @@ class MemoryConfig(Model):
     locale: str = Field(default="en", min_length=1)
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)
+    consolidator: ConsolidatorConfig = Field(default_factory=ConsolidatorConfig)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:

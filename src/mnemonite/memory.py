@@ -10,6 +10,7 @@ from typing import Self
 from mnemonite._time import utcnow
 from mnemonite.config import MemoryConfig
 from mnemonite.conflicts import locale_pack
+from mnemonite.consolidator.runner import Consolidator
 from mnemonite.embedding.base import Embedder
 from mnemonite.embedding.indexer import Indexer, IndexProgress
 from mnemonite.embedding.registry import attach, retire_readable
@@ -65,6 +66,7 @@ class Memory:
             thresholds=config.conflicts,
         )
         self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
+        self.consolidator = Consolidator(store, self.semantic, config.consolidator)
 
     @classmethod
     async def open(
@@ -112,6 +114,7 @@ class Memory:
                 if self.config.index_on_close if finish_indexing is None else finish_indexing:
                     await self.index(progress=progress)
         finally:
+            await self.consolidator._close()
             await self._engine.close()
             await self._store.close()
 

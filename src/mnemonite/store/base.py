@@ -28,13 +28,14 @@ from mnemonite.models import (
     StoreHealth,
 )
 from mnemonite.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
+from mnemonite.models.consolidator import ClaimedJob, JobCounts, TopicEpisode, Turn, Usage
 from mnemonite.models.fact import FactFilter
 from mnemonite.models.graph import Direction, Edge, Entity, GraphStats, RecallOptions
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
 from mnemonite.scope import Scope
 from mnemonite.store.sql_ids import IdKind
 
-__all__ = ["FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store", "VectorSearchStore"]
+__all__ = ["ConsolidatorStore", "FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store", "VectorSearchStore"]
 
 RecentOrder = Literal["timestamp", "accessed"]
 
@@ -185,7 +186,29 @@ class GraphStore(Protocol):
     async def graph_stats(self, user: str, agent: str) -> GraphStats: ...
 
 
-class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, Protocol):
+@runtime_checkable
+class ConsolidatorStore(Protocol):
+    """The background consolidator's bookkeeping: claimed jobs with checkpoints, usage, topic episodes."""
+
+    async def claim_job(
+        self, phase: str, worker: str, *, lease: float, per_user: bool = False, user: str | None = None
+    ) -> ClaimedJob | None: ...
+    async def job_turns(self, job: ClaimedJob, *, limit: int = 10_000) -> list[Turn]: ...
+    async def advance_job(
+        self, job: ClaimedJob, checkpoint: int, *, lease: float, summary: str | None = None, release: bool = False
+    ) -> None: ...
+    async def release_job(self, job: ClaimedJob) -> None: ...
+    async def job_counts(self) -> list[JobCounts]: ...
+    async def charge_usage(self, day: str, phase: str, usage: Usage, *, run: bool = False) -> None: ...
+    async def usage(self, day: str) -> list[Usage]: ...
+    async def save_topic_episodes(self, episodes: list[TopicEpisode]) -> None: ...
+    async def topic_episodes(self, user: str, agent: str | None = None) -> list[TopicEpisode]: ...
+    async def session_summaries(self, user: str) -> dict[str, str]: ...
+    async def pending_scopes(self) -> list[tuple[str, str]]: ...
+    async def episode_count(self) -> int: ...
+
+
+class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, ConsolidatorStore, Protocol):
     """Everything `Memory` needs from a backend."""
 
     async def close(self) -> None: ...

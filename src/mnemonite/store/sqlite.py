@@ -40,6 +40,7 @@ from mnemonite.store.base import RecentOrder
 from mnemonite.store.filter_sql import FilterCompiler
 from mnemonite.store.rows import episode_values
 from mnemonite.store.sql_conflicts import ConflictMethods
+from mnemonite.store.sql_consolidator import ConsolidatorMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
@@ -54,6 +55,7 @@ SCHEMA_FILES = (
     (4, "004_graph.sql"),
     (5, "005_recent.sql"),
     (6, "006_episode_purges.sql"),
+    (10, "010_consolidator.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _BUSY_TIMEOUT_MS = 10_000
@@ -74,7 +76,9 @@ _EPISODE_INSERT = (
 )
 
 
-class SQLiteMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods):
+class SQLiteMemoryStore(
+    ConsolidatorMethods, ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods
+):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
     def __init__(self, path: Path | str = "mnemonite.db") -> None:
