@@ -68,7 +68,9 @@ class MemoryConfig(Model):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:
         """Read ``MNEMONITE_URL``, ``_TRACK_ACCESS``, ``_CONSOLIDATE_ON_PUT``, ``_INDEX_IN_BACKGROUND``,
-        ``_INDEX_ON_CLOSE``, ``_EMBEDDER`` and ``_EMBEDDER_STRATEGY`` (all prefixed ``MNEMONITE``)."""
+        ``_INDEX_ON_CLOSE``, ``_EMBEDDER`` and ``_EMBEDDER_STRATEGY`` (all prefixed ``MNEMONITE``), and the
+        consolidator's ``MNEMONITE_CONSOLIDATOR_TIER``, ``_LLM_URL``, ``_LLM_API_KEY``, ``_CHEAP_MODEL``,
+        ``_DEEP_MODEL``, ``_MAX_TOKENS_PER_DAY``, ``_MAX_COST_PER_DAY`` and ``_ON_EXCEED``."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         if "MNEMONITE_URL" in env:
@@ -84,6 +86,9 @@ class MemoryConfig(Model):
         for name, key in (("embedder", "MNEMONITE_EMBEDDER"), ("embedder_strategy", "MNEMONITE_EMBEDDER_STRATEGY")):
             if key in env:
                 values[name] = env[key].strip()
+        consolidator = _consolidator_env(env)
+        if consolidator:
+            values["consolidator"] = consolidator
         values.update({k: v for k, v in overrides.items() if v is not None})  # explicit arguments win
         return cls.model_validate(values)
 
@@ -95,6 +100,23 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     if env.get("MNEMONITE_CACHE_DIR"):
         return Path(env["MNEMONITE_CACHE_DIR"])
     return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mnemonite"
+
+
+_CONSOLIDATOR_ENV = {
+    "tier": "MNEMONITE_CONSOLIDATOR_TIER",
+    "llm_url": "MNEMONITE_CONSOLIDATOR_LLM_URL",
+    "llm_api_key": "MNEMONITE_CONSOLIDATOR_LLM_API_KEY",
+    "cheap_model": "MNEMONITE_CONSOLIDATOR_CHEAP_MODEL",
+    "deep_model": "MNEMONITE_CONSOLIDATOR_DEEP_MODEL",
+    "max_tokens_per_day": "MNEMONITE_CONSOLIDATOR_MAX_TOKENS_PER_DAY",
+    "max_cost_per_day": "MNEMONITE_CONSOLIDATOR_MAX_COST_PER_DAY",
+    "on_exceed": "MNEMONITE_CONSOLIDATOR_ON_EXCEED",
+}
+
+
+def _consolidator_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The consolidator's settings named in the environment (validated by `ConsolidatorConfig`)."""
+    return {name: env[key].strip() for name, key in _CONSOLIDATOR_ENV.items() if env.get(key, "").strip()}
 
 
 def _flag(key: str, raw: str) -> bool:
