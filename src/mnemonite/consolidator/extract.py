@@ -69,7 +69,6 @@ _NOT_FACT = re.compile(
     r"agree|glad|happy to|sorry to|thank|congrat)\b",
     re.IGNORECASE,
 )
-_VERB_AFTER = re.compile(r"^(?:am|is|are|was|were|have|has|had|do|does|did|not|never|\w+ed|\w+s)\b")
 _IRREGULAR_PAST = set(
     "went got had was were made took began bought left met found saw became ran grew sold wrote quit came gave "
     "lost won spent built taught brought thought felt kept held told said fell flew drove rode ate drank did "
@@ -90,7 +89,8 @@ _AGREE = {"am": "is", "have": "has", "do": "does", "were": "was", "are": "is"}
 _OBJECT_PRONOUNS = ((r"\bme\b", "{s}"), (r"\bmyself\b", "{s}"), (r"\bmine\b", "{s}'s"), (r"\bours\b", "{s}'s"))
 _NAME_AFTER = re.compile(
     r"\b(?i:named|called|(?:my|our|his|her) (?:sister|brother|wife|husband|partner|son|daughter|friend|mom|mother|"
-    r"dad|father|cousin|aunt|uncle|boss|manager|colleague|cat|dog|niece|nephew|grandma|grandpa|kid|baby))"
+    r"dad|father|cousin|aunt|uncle|boss|manager|colleague|cat|dog|niece|nephew|grandma|grandpa|kid|baby|"
+    r"neighbou?r|roommate|flatmate|coworker|teacher|doctor|coach|fiancée?|girlfriend|boyfriend))"
     r",? (?P<name>[A-Z][a-z]+)"
 )
 _NOT_NAMES = set(
@@ -136,14 +136,8 @@ class EnglishStatements:
             if not words:
                 continue
             head = words[0].lower().split("'")[0]
-            if (
-                clauses
-                and head not in _SKIP_START
-                and _VERB_AFTER.match(head) is None
-                and head not in _BASE_VERBS
-                and not self._has_subject(piece)
-            ):
-                clauses[-1] = f"{clauses[-1]}, {piece}"  # a list or an object, not a clause
+            if clauses and head not in _SKIP_START and not _is_verb(head) and not self._has_subject(piece):
+                clauses[-1] = f"{clauses[-1]} and {piece}"  # a list or an object, not a clause
                 continue
             if self._has_subject(piece):
                 subject = self._subject_of(piece)
