@@ -117,13 +117,15 @@ async def test_on_exceed_log_finishes_the_run_rule_based(mem: Memory) -> None:
     assert await texts(mem) == ["I grow tomatoes", "I said s1-0"]
 
 
-async def test_the_free_tier_never_calls_a_configured_model(mem: Memory) -> None:
+async def test_the_free_tier_never_calls_a_configured_model_and_works_rule_based(mem: Memory) -> None:
     await mem.episodic.put_many(chat("s1", "I play the cello."))
     with llm_server(extracting()) as (url, script):
         [light] = await consolidator(mem, url, tier="free").run()
         [standard] = await consolidator(mem, url, tier="free").run("standard")
-    assert (light.paused, standard.paused, script.requests) == (True, True, [])
-    assert await texts(mem) == []
+    assert script.requests == []
+    assert (light.paused, light.llm, light.summaries) == (False, False, 1)
+    assert (standard.paused, standard.llm, standard.admitted) == (False, False, 1)
+    assert await texts(mem) == ["I play the cello"]
 
 
 @pytest.mark.parametrize(
@@ -232,3 +234,30 @@ async def test_budget_errors_are_raised_by_the_model_wrapper_itself(mem: Memory)
         assert model is not None
         with pytest.raises(BudgetExceededError, match="budget"):
             await model.ask("standard", "system", "user")
+
+
+def procedures_answer(body: dict[str, Any]) -> Answer:
+    first = IDS.findall(body["messages"][1]["content"])[0]
+    procedure = {"name": "bake bread", "steps": ["mix", "knead", "bake"], "source_id": first}
+    return Answer(content={"procedures": [procedure]})
+
+
+async def test_deep_asks_the_model_for_procedures(mem: Memory) -> None:
+    await mem.episodic.put_many(chat("s1", "I mixed, kneaded and baked the bread."))
+    with llm_server(procedures_answer) as (url, _):
+        worker = consolidator(mem, url, tier="full", deep_model="big-model")
+        [report] = await worker.run("deep")
+    assert (report.procedures, report.calls) == (1, 1)
+    [fact] = [f for f in await mem.semantic.facts(JO) if "procedure" in f.tags]
+    assert (fact.text, fact.source_episode_ids) == ("How to bake bread: mix; knead; bake", ["s1-0"])
+    assert fact.payload == {"name": "bake bread", "steps": ["mix", "knead", "bake"]}
+
+
+async def test_deep_refuses_procedures_citing_unknown_messages(mem: Memory) -> None:
+    await mem.episodic.put_many(chat("s1", "I mixed, kneaded and baked the bread."))
+    bad = {"procedures": [{"name": "bake", "steps": ["mix", "bake"], "source_id": "made-up"}]}
+    with llm_server(lambda body: Answer(content=bad)) as (url, script):
+        with pytest.raises(LLMProviderError, match="not offered"):
+            await consolidator(mem, url, tier="full", deep_model="big-model").run("deep")
+        assert script.requests[0]["model"] == "big-model"
+    assert await texts(mem) == []

@@ -142,8 +142,8 @@ class ConsolidatorConfig(Model):
         return self.on_exceed or self.defaults.on_exceed or "pause"
 
     def model_for(self, phase: Phase) -> str | None:
-        """The model a phase calls (None: rule-based)."""
-        if not self.llm_url:
+        """The model a phase calls (None: rule-based; so is every phase of a tier whose ceilings are zero)."""
+        if not self.llm_url or self.token_ceiling == 0 or self.cost_ceiling == 0:
             return None
         return (self.deep_model or self.cheap_model) if phase == "deep" else self.cheap_model
 
