@@ -11,7 +11,12 @@ from mnemonite import Memory, SyncMemory
 from mnemonite.consolidator.runner import Consolidator
 from mnemonite.graph import GraphMemory
 from mnemonite.sync import SyncConsolidator, SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
+from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
 from mnemonite.tiers import EpisodicTier, SemanticTier
+from mnemonite.tiers.procedural import ProceduralTier
+from mnemonite.tiers.session import SessionTier
+from mnemonite.tiers.shared import SharedTier
+from mnemonite.tiers.working import WorkingTier
 
 PACKAGE = Path(mnemonite.__file__).parent
 ROOT = PACKAGE.parent.parent
@@ -34,6 +39,8 @@ EXPORTS = {
     "Consolidator", "ConsolidatorConfig", "CONSOLIDATOR_TIER_DEFAULTS", "CustomTierMisconfiguredError",
     "BudgetExceededError", "LLMProviderError", "ConsolidatorBusyError", "OpenAIProvider", "LLMProvider",
     "PhaseReport", "ConsolidatorStatus", "TopicEpisode",
+    "Block", "BlockConflictError", "BlockLimitError", "BlockPatchError", "Group", "GroupAccessError", "Message",
+    "Procedure", "ReadOnlyBlockError", "SessionEvent", "SharedItem",
 }  # fmt: skip
 
 
@@ -59,6 +66,10 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (SemanticTier, SyncSemanticTier),
         (GraphMemory, SyncGraphMemory),
         (Consolidator, SyncConsolidator),
+        (WorkingTier, SyncWorkingTier),
+        (SessionTier, SyncSessionTier),
+        (ProceduralTier, SyncProceduralTier),
+        (SharedTier, SyncSharedTier),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 

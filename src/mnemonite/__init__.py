@@ -20,8 +20,13 @@ if TYPE_CHECKING:
     from mnemonite.consolidator.runner import Consolidator
     from mnemonite.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
     from mnemonite.embedding.indexer import IndexProgress
+
+    # the agent tiers
     from mnemonite.errors import (
         AmbiguousIdError,
+        BlockConflictError,
+        BlockLimitError,
+        BlockPatchError,
         BudgetExceededError,
         ConfigurationError,
         ConsolidationRuleError,
@@ -34,6 +39,7 @@ if TYPE_CHECKING:
         EntityConflictError,
         EpisodeConflictError,
         FactConflictError,
+        GroupAccessError,
         InvalidInputError,
         LLMProviderError,
         MemoryScopeError,
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
         MnemoniteError,
         NotADatabaseError,
         NotFoundError,
+        ReadOnlyBlockError,
         SchemaVersionError,
         StoreError,
         StoreUnavailableError,
@@ -68,11 +75,15 @@ if TYPE_CHECKING:
         UpdateDelta,
         parse_delta,
     )
+    from mnemonite.models.blocks import Block
     from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
     from mnemonite.models.consolidator import ConsolidatorStatus, PhaseReport, TopicEpisode
     from mnemonite.models.fact import EntityLink
     from mnemonite.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
+    from mnemonite.models.messages import Message, SessionEvent
+    from mnemonite.models.procedures import Procedure
     from mnemonite.models.search import SearchFilter, SearchHit
+    from mnemonite.models.shared import Group, SharedItem
     from mnemonite.salience import (
         RuleBasedScorer,
         SalienceConfig,
@@ -187,6 +198,18 @@ _WHERE: dict[str, str] = {
     "PhaseReport": "mnemonite.models.consolidator",
     "ConsolidatorStatus": "mnemonite.models.consolidator",
     "TopicEpisode": "mnemonite.models.consolidator",
+    # the agent tiers
+    "BlockConflictError": "mnemonite.errors",
+    "BlockLimitError": "mnemonite.errors",
+    "BlockPatchError": "mnemonite.errors",
+    "GroupAccessError": "mnemonite.errors",
+    "ReadOnlyBlockError": "mnemonite.errors",
+    "Block": "mnemonite.models.blocks",
+    "Message": "mnemonite.models.messages",
+    "SessionEvent": "mnemonite.models.messages",
+    "Procedure": "mnemonite.models.procedures",
+    "Group": "mnemonite.models.shared",
+    "SharedItem": "mnemonite.models.shared",
 }
 
 __version__ = "0.1.0"
@@ -286,6 +309,18 @@ __all__ = [
     "PhaseReport",
     "ConsolidatorStatus",
     "TopicEpisode",
+    # the agent tiers
+    "Block",
+    "BlockConflictError",
+    "BlockLimitError",
+    "BlockPatchError",
+    "Group",
+    "GroupAccessError",
+    "Message",
+    "Procedure",
+    "ReadOnlyBlockError",
+    "SessionEvent",
+    "SharedItem",
 ]
 
 

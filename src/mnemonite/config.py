@@ -14,6 +14,7 @@ from mnemonite.consolidator.budget import ConsolidatorConfig
 from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import ConflictThresholds
+from mnemonite.models.sensitivity import Sensitivity
 from mnemonite.salience import SalienceConfig
 from mnemonite.search.hybrid import CACHE_BYTES, SearchOptions
 
@@ -46,6 +47,8 @@ class MemoryConfig(Model):
       per access, min salience, consolidation decay).
     - ``consolidator``: the background consolidator's tier, budget, model endpoint, price table and
       cadences (`ConsolidatorConfig`; the default ``free`` tier is rule-based, no model).
+    - ``working_sensitivity``, ``session_sensitivity``, ``procedural_sensitivity``, ``shared_sensitivity``:
+      the sensitivity (public, internal, secret) of a row of that tier written without one.
     """
 
     error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
@@ -64,6 +67,11 @@ class MemoryConfig(Model):
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)
     consolidator: ConsolidatorConfig = Field(default_factory=ConsolidatorConfig)
+    # the agent tiers
+    working_sensitivity: Sensitivity = "internal"
+    session_sensitivity: Sensitivity = "internal"
+    procedural_sensitivity: Sensitivity = "internal"
+    shared_sensitivity: Sensitivity = "internal"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:

@@ -48,6 +48,7 @@ from mnemonite.salience import SalienceContext, SalienceScorer
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
 from mnemonite.store.sql_ids import IdKind
+from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
 from mnemonite.tiers import EpisodicTier, SalientEpisode, SemanticTier
 
 __all__ = ["SyncMemory"]
@@ -440,6 +441,11 @@ class SyncMemory:
         self.semantic = SyncSemanticTier(memory.semantic, loop)
         self.graph = SyncGraphMemory(memory.graph, loop)
         self.consolidator = SyncConsolidator(memory.consolidator, loop)
+        # the agent tiers
+        self.working = SyncWorkingTier(memory.working, loop)
+        self.session = SyncSessionTier(memory.session, loop)
+        self.procedural = SyncProceduralTier(memory.procedural, loop)
+        self.shared = SyncSharedTier(memory.shared, loop)
 
     @classmethod
     def open(
