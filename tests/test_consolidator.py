@@ -264,3 +264,30 @@ def test_sync_memory_runs_the_consolidator(tmp_path: Path) -> None:
         [report] = mem.consolidator.run("standard")
         assert report.admitted == 1 and mem.consolidator.status().jobs[0].done == 1
         assert [f.text for f in mem.semantic.facts(JO)] == ["I play the cello"]
+
+
+# -- the session tier's message log -----------------------------------------------------------
+
+
+async def test_session_messages_are_consolidated_like_chat_episodes(mem: Memory) -> None:
+    from mnemonite import Message
+
+    talk = Scope(user="jo", session="live", agent="chat")
+    pushed = await mem.session.push_many(talk, [
+        Message("user", "Hi! I live in Oslo and I work at Equinor.", timestamp=T0),
+        Message("assistant", "Nice! Oslo has great hiking.", timestamp=T0 + timedelta(minutes=1)),
+        Message("user", "My brother Leif is a pilot.", timestamp=T0 + timedelta(minutes=2)),
+    ])  # fmt: skip
+    [standard] = await mem.consolidator.run("standard")
+    facts = {f.text: f for f in await mem.semantic.facts(JO, limit=50)}
+    assert {"I live in Oslo", "I work at Equinor", "My brother Leif is a pilot"} <= set(facts)
+    assert not any("hiking" in text for text in facts)
+    assert facts["I live in Oslo"].source_episode_ids == [pushed[0].id]  # the message is the provenance
+    assert facts["My brother Leif is a pilot"].valid_from == T0 + timedelta(minutes=2)
+    assert (standard.jobs, standard.turns) == (1, 3)
+    [light] = await mem.consolidator.run("light")
+    summaries = await mem.consolidator.summaries("jo")
+    assert light.summaries == 1 and "Oslo" in summaries["msg:/user/jo/session/live/agent/chat/"]
+    await mem.session.push(talk, Message("user", "I drink a lot of coffee.", timestamp=T0 + timedelta(hours=1)))
+    [more] = await mem.consolidator.run("standard")
+    assert (more.jobs, more.turns, more.admitted) == (1, 1, 1)

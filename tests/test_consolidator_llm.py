@@ -261,3 +261,18 @@ async def test_deep_refuses_procedures_citing_unknown_messages(mem: Memory) -> N
             await consolidator(mem, url, tier="full", deep_model="big-model").run("deep")
         assert script.requests[0]["model"] == "big-model"
     assert await texts(mem) == []
+
+
+async def test_secret_session_messages_never_reach_the_model(mem: Memory) -> None:
+    from mnemonite import Message
+
+    talk = Scope(user="jo", session="live", agent="chat")
+    await mem.session.push_many(talk, [
+        Message("user", "My bank PIN code is the year my cat was born.", sensitivity="secret", timestamp=T0),
+        Message("user", "I play the cello.", timestamp=T0 + timedelta(minutes=1)),
+    ])  # fmt: skip
+    with llm_server(extracting()) as (url, script):
+        [report] = await consolidator(mem, url).run("standard")
+    sent = "\n".join(script.prompts())
+    assert "cat was born" not in sent and "I play the cello." in sent and "withheld" in sent
+    assert report.admitted == 2  # statements of both, cited by message id, stay in this memory

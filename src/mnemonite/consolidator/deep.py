@@ -19,7 +19,7 @@ from typing import Any
 
 from mnemonite.consolidator import prompts
 from mnemonite.consolidator.extract import Extractor
-from mnemonite.consolidator.phases import Context, Tally, ask, is_machine, is_user
+from mnemonite.consolidator.phases import Context, Tally, ask, is_machine, is_user, listing
 from mnemonite.consolidator.segment import words
 from mnemonite.errors import LLMProviderError
 from mnemonite.models.consolidator import ClaimedJob, Turn
@@ -87,8 +87,8 @@ def _patterns(
 async def _procedures(ctx: Context, tally: Tally, turns: Sequence[Turn]) -> list[tuple[str, list[str], list[str]]]:
     """(name, steps, message ids) of the procedures in these messages: the model's, else the rules'."""
     if ctx.model("deep") is not None and turns:
-        listing = prompts.turns_listing([(t.id, t.speaker or "someone", t.content) for t in turns[-200:]])
-        answer = await ask(ctx, tally, "deep", prompts.PROCEDURE, f"Messages:\n{listing}")
+        shown = prompts.turns_listing(listing(turns[-200:]))
+        answer = await ask(ctx, tally, "deep", prompts.PROCEDURE, f"Messages:\n{shown}")
         if answer is not None:
             return _parsed_procedures(answer, {turn.id for turn in turns})
     return [*_asked_procedures(turns), *_ordered_procedures(turns), *_tool_sequences(ctx, turns)]

@@ -33,7 +33,7 @@ from mnemonite.models.fact import Fact
 from mnemonite.scope import Scope
 from mnemonite.tiers.semantic import SemanticTier
 
-__all__ = ["Context", "Tally", "light_job", "flush_pending", "standard_job", "is_user", "is_machine"]
+__all__ = ["Context", "Tally", "flush_pending", "is_machine", "is_user", "light_job", "listing", "standard_job"]
 
 log = logging.getLogger("mnemonite.consolidator")
 
@@ -128,7 +128,7 @@ async def light_job(ctx: Context, job: ClaimedJob, tally: Tally) -> None:
     turns = await ctx.store.job_turns(dataclasses.replace(job, checkpoint=0))
     texts = [turn.content for turn in turns]
     summary = None
-    answer = await ask(ctx, tally, "light", prompts.SUMMARY, prompts.turns_listing(_listing(turns)))
+    answer = await ask(ctx, tally, "light", prompts.SUMMARY, prompts.turns_listing(listing(turns)))
     if answer is not None:
         summary = answer.get("summary")
         if not isinstance(summary, str) or not summary.strip():
@@ -223,7 +223,7 @@ def _rule_statements(ctx: Context, turns: Sequence[Turn], user: str, names: Sequ
 
 def _extract_prompt(turns: Sequence[Turn], job: ClaimedJob, names: Sequence[str]) -> str:
     who = ", ".join(sorted({job.user, *names}))
-    return f"The user goes by: {who}.\n\nMessages:\n{prompts.turns_listing(_listing(turns))}"
+    return f"The user goes by: {who}.\n\nMessages:\n{prompts.turns_listing(listing(turns))}"
 
 
 def _parsed_statements(answer: dict[str, Any], offered: set[str]) -> list[tuple[str, str]]:
@@ -241,8 +241,13 @@ def _parsed_statements(answer: dict[str, Any], offered: set[str]) -> list[tuple[
     return found
 
 
-def _listing(turns: Sequence[Turn]) -> list[tuple[str, str, str]]:
-    return [(turn.id, turn.speaker or "someone", turn.content) for turn in turns]
+SECRET = "[a secret message, withheld]"
+
+
+def listing(turns: Sequence[Turn]) -> list[tuple[str, str, str]]:
+    """(id, speaker, text) of messages for a prompt; a row marked secret never leaves the process."""
+    return [(turn.id, turn.speaker or "someone", SECRET if turn.metadata.get("sensitivity") == "secret"
+             else turn.content) for turn in turns]  # fmt: skip
 
 
 def _topic_episodes(job: ClaimedJob, turns: Sequence[Turn]) -> list[TopicEpisode]:

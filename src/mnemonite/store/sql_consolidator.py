@@ -6,6 +6,10 @@ lock serialises claims; on PostgreSQL the candidate row is locked ``FOR UPDATE S
 the update re-checks the lease after any competing commit, so two workers never hold one job.
 A claim is a lease (``claimed_until``): a worker killed mid-job stops renewing it, and the next
 claim after it expires resumes from the job's checkpoint.
+
+Light and standard jobs come from two sources: the episodes of a session, and the session tier's
+rolling message log (``session_messages``; a job key starting ``msg:``, a checkpoint over its own
+numbering). A message's role is its speaker (``user`` is the scope's user).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import orjson
 from mnemonite._time import from_text, to_text, utcnow
 from mnemonite.errors import ConsolidatorBusyError
 from mnemonite.models.consolidator import ClaimedJob, JobCounts, TopicEpisode, Turn, Usage
-from mnemonite.scope import fact_key
+from mnemonite.scope import episode_key, fact_key
 from mnemonite.store.sql import Connection, is_postgres
 
 __all__ = ["ConsolidatorMethods"]
@@ -28,6 +32,11 @@ _TURNS = (
     "SELECT seq, id, content, source_node, timestamp, metadata, session_id FROM episodes"
     " WHERE scope_key = ? AND seq > ? AND seq <= ? ORDER BY seq"
 )
+_MESSAGE_TURNS = (
+    "SELECT seq, id, content, role, timestamp, metadata, session_id, sensitivity FROM session_messages"
+    " WHERE user_id = ? AND session_id = ? AND agent_id = ? AND seq > ? AND seq <= ? ORDER BY seq"
+)
+_MESSAGES = "msg:"
 _USER_TURNS = (
     "SELECT seq, id, content, source_node, timestamp, metadata, session_id FROM episodes"
     " WHERE user_id = ? AND agent_id = ? AND seq <= ? ORDER BY seq"
@@ -36,35 +45,64 @@ _USER_TURNS = (
 
 def _turn(row: Any) -> Turn:
     metadata = orjson.loads(row[5]) if row[5] else {}
+    if len(row) > 7:
+        metadata = {**metadata, "sensitivity": row[7]}
     return Turn(seq=int(row[0]), id=str(row[1]), content=str(row[2]), speaker=str(row[3]),
                 timestamp=from_text(str(row[4])), metadata=metadata, session=str(row[6]))  # fmt: skip
 
 
-async def _discover(db: Connection, phase: str, per_user: bool, now: str) -> None:
-    """Open or extend the jobs of every scope with episodes stored since the last scan."""
-    cursor = await db.execute("SELECT scanned FROM consolidator_scan WHERE phase = ?", (phase,))
+async def _scanned(db: Connection, name: str) -> int:
+    cursor = await db.execute("SELECT scanned FROM consolidator_scan WHERE phase = ?", (name,))
     row = await cursor.fetchone()
-    scanned = int(row[0]) if row else 0
+    return int(row[0]) if row else 0
+
+
+async def _discover(db: Connection, phase: str, per_user: bool, now: str) -> None:
+    """Open or extend the jobs of every scope with episodes (or session messages) stored since the last scan."""
+    scanned = await _scanned(db, phase)
     group = "user_id, agent_id" if per_user else "scope_key, user_id, agent_id, session_id"
     cursor = await db.execute(f"SELECT {group}, MAX(seq) FROM episodes WHERE seq > ? GROUP BY {group}", (scanned,))
     rows = list(await cursor.fetchall())
-    for found in rows:
-        if per_user:
-            key, user, agent, session, top = _user_key(str(found[0]), str(found[1])), found[0], found[1], "", found[2]
-        else:
-            key, user, agent, session, top = found[0], found[1], found[2], found[3], found[4]
+    found_jobs = [
+        (_user_key(str(r[0]), str(r[1])), r[0], r[1], "", r[2]) if per_user else (r[0], r[1], r[2], r[3], r[4])
+        for r in rows
+    ]
+    await _open_jobs(db, phase, found_jobs, now)
+    if rows:
+        await _mark_scanned(db, phase, max(int(found[-1]) for found in rows))
+    if not per_user:
+        await _discover_messages(db, phase, now)
+
+
+async def _discover_messages(db: Connection, phase: str, now: str) -> None:
+    name = f"{phase}:messages"
+    cursor = await db.execute(
+        "SELECT user_id, session_id, agent_id, MAX(seq) FROM session_messages WHERE seq > ?"
+        " GROUP BY user_id, session_id, agent_id",
+        (await _scanned(db, name),),
+    )
+    rows = list(await cursor.fetchall())
+    jobs = [(_MESSAGES + episode_key(str(r[0]), str(r[1]), str(r[2])), r[0], r[2], r[1], r[3]) for r in rows]
+    await _open_jobs(db, phase, jobs, now)
+    if rows:
+        await _mark_scanned(db, name, max(int(r[3]) for r in rows))
+
+
+async def _open_jobs(db: Connection, phase: str, jobs: list[tuple[Any, ...]], now: str) -> None:
+    for key, user, agent, session, top in jobs:
         await db.execute(
             "INSERT INTO consolidator_jobs (phase, scope_key, user_id, agent_id, session_id, upto, updated_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (phase, scope_key) DO UPDATE SET upto = excluded.upto",
             (phase, key, user, agent, session, int(top), now),
         )
-    if rows:
-        top_all = max(int(found[-1]) for found in rows)
-        await db.execute(
-            "INSERT INTO consolidator_scan (phase, scanned) VALUES (?, ?)"
-            " ON CONFLICT (phase) DO UPDATE SET scanned = excluded.scanned",
-            (phase, top_all),
-        )
+
+
+async def _mark_scanned(db: Connection, name: str, top: int) -> None:
+    await db.execute(
+        "INSERT INTO consolidator_scan (phase, scanned) VALUES (?, ?)"
+        " ON CONFLICT (phase) DO UPDATE SET scanned = excluded.scanned",
+        (name, top),
+    )
 
 
 def _user_key(user: str, agent: str) -> str:
@@ -124,6 +162,9 @@ class ConsolidatorMethods:
         async with self._sql_read() as db:
             if job.phase == "deep":
                 cursor = await db.execute(_USER_TURNS, (job.user, job.agent, job.upto))
+            elif job.scope_key.startswith(_MESSAGES):
+                params = (job.user, job.session, job.agent, job.checkpoint, job.upto)
+                cursor = await db.execute(_MESSAGE_TURNS, params)
             else:
                 cursor = await db.execute(_TURNS, (job.scope_key, job.checkpoint, job.upto))
             return [_turn(row) for row in list(await cursor.fetchall())[: limit if job.phase != "deep" else None]]
