@@ -244,15 +244,35 @@ async def test_deep_finds_cross_session_patterns_procedures_and_tool_sequences(m
     assert (pattern.text, pattern.memory_type) == ("I go running on Sundays", "observation")
     assert pattern.payload == {"frequency": 2, "sessions": ["s1", "s2"]}
     assert sorted(pattern.source_episode_ids) == ["s1-0", "s2-0"]
-    procedures = {f.payload["name"]: f for f in facts if "procedure" in f.tags and f.payload}
-    starter = procedures["make a sourdough starter"]
-    steps = ["Mix equal weights of flour and water", "Cover the jar loosely", "Feed it every morning for a week"]
-    assert starter.payload is not None and starter.payload["steps"] == steps
-    assert procedures["search_flights then hold_seat then pay"].payload == {
-        "name": "search_flights then hold_seat then pay", "steps": ["search_flights", "hold_seat", "pay"]}  # fmt: skip
+    procedures = {p.name: p for p in await mem.procedural.list(JO)}
+    steps = ("Mix equal weights of flour and water", "Cover the jar loosely", "Feed it every morning for a week")
+    assert procedures["make a sourdough starter"].steps == steps
+    assert procedures["make a sourdough starter"].trigger == "how to make a sourdough starter"
+    assert procedures["search_flights then hold_seat then pay"].steps == ("search_flights", "hold_seat", "pay")
     assert (report.patterns, report.procedures) == (1, 2)
+    [matched] = await mem.procedural.activate(JO, "how do I make a sourdough starter", k=1)
+    assert matched.procedure.name == "make a sourdough starter"
     [again] = await mem.consolidator.run("deep")
     assert again.jobs == 0 and len(await mem.semantic.facts(JO, limit=50)) == len(facts)
+    await mem.episodic.put_many(chat("s4", ("jo", "I go running on Sundays."), start=days[2] + timedelta(days=1)))
+    [more] = await mem.consolidator.run("deep")  # the whole history again: nothing new, one procedure per name
+    assert more.jobs == 1 and len(await mem.procedural.list(JO)) == 2
+    assert len(await mem.semantic.facts(JO, limit=50)) == len(facts)
+
+
+async def test_deep_offers_what_several_members_of_a_group_hold_to_the_group(mem: Memory) -> None:
+    jo, sam = JO, Scope(user="sam", agent="chat")
+    group = await mem.shared.create(jo, "household", kind="household")
+    await mem.shared.add_member(jo, group.name, sam)
+    await mem.semantic.remember(jo, "The wifi password is on the fridge")
+    await mem.semantic.remember(jo, "I play the cello")
+    await mem.semantic.remember(sam, "The wifi password is on the fridge")
+    await mem.episodic.put(Episode(content="hello", source_node="jo"), user="jo", session="s", agent="chat")
+    await mem.episodic.put(Episode(content="hello", source_node="sam"), user="sam", session="s", agent="chat")
+    reports = await mem.consolidator.run("deep")
+    assert sum(r.shared for r in reports) == 1  # sam's job finds it shared already
+    items = await mem.shared.list_for(sam, group="household")
+    assert [item.fact.text for item in items if item.fact] == ["The wifi password is on the fridge"]
 
 
 # -- the blocking facade ----------------------------------------------------------------------

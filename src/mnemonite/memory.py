@@ -70,13 +70,15 @@ class Memory:
             thresholds=config.conflicts,
         )
         self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
-        self.consolidator = Consolidator(store, self.semantic, config.consolidator)
         # the agent tiers
         self.working = WorkingTier(store, sensitivity=config.working_sensitivity)
         self.session = SessionTier(store, sensitivity=config.session_sensitivity)
         self.shared = SharedTier(store, sensitivity=config.shared_sensitivity)
         self.procedural = ProceduralTier(
             store, embedder=readers[0] if readers else None, sensitivity=config.procedural_sensitivity
+        )
+        self.consolidator = Consolidator(
+            store, self.semantic, config.consolidator, procedural=self.procedural, shared=self.shared
         )
 
     @classmethod

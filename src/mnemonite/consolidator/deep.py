@@ -1,12 +1,13 @@
-"""The deep phase, one claimed job per (user, agent): cross-session patterns and procedures.
+"""The deep phase, one claimed job per (user, agent): cross-session patterns, procedures, sharing.
 
 Patterns: a statement (rule-based reading, compared by its content words) said in several
 sessions becomes an ``observation`` fact tagged ``pattern``, with its frequency and the
-sessions in its payload and every message it came from as provenance. Procedures: "how do I
-X?" answered by ordered steps, steps said with "first ... then ...", or the same sequence of
-tool calls in several sessions become ``procedure``-tagged facts (name and steps in the
-payload); with a model and budget, the model lists procedures instead. Everything is written
-through `semantic.remember`, so running the phase again duplicates nothing.
+sessions in its payload and every message it came from as provenance (through
+`semantic.remember`, so running the phase again duplicates nothing). Procedures: "how do I X?"
+answered by ordered steps, steps said with "first ... then ...", or the same sequence of tool
+calls in several sessions are defined in the procedural tier (again: one procedure per name);
+with a model and budget, the model lists procedures instead. Sharing: a fact the agent holds
+that another member of one of its groups holds too is offered to (attached to) that group.
 """
 
 from __future__ import annotations
@@ -49,15 +50,50 @@ async def deep_job(ctx: Context, job: ClaimedJob, tally: Tally) -> None:
         tally.add("patterns")
         tally.decided(decision)
     for name, steps, sources in procedures:
-        text = f"How to {name}: " + "; ".join(steps)
-        decision = await ctx.semantic.remember_with_decision(
-            scope, text[:2000], tags=["procedure"], payload={"name": name, "steps": steps},
-            source_episode_ids=sources[:_MAX_SOURCES], rule_id="consolidator.deep",
-        )  # fmt: skip
-        tally.add("procedures")
-        tally.decided(decision)
+        await _procedure(ctx, tally, scope, name, steps, sources)
+    await _offer_to_groups(ctx, tally, scope)
     tally.add("turns", len(turns))
     await ctx.store.advance_job(job, job.upto, lease=ctx.config.lease_seconds, release=True)
+
+
+async def _procedure(ctx: Context, tally: Tally, scope: Scope, name: str, steps: list[str], sources: list[str]) -> None:
+    """A procedure into the procedural tier (defining the same name again keeps one procedure),
+    or, without one, a fact tagged ``procedure``."""
+    tally.add("procedures")
+    if ctx.procedural is not None:
+        await ctx.procedural.define(scope, name[:200], steps, trigger=f"how to {name}")
+        return
+    text = f"How to {name}: " + "; ".join(steps)
+    decision = await ctx.semantic.remember_with_decision(
+        scope, text[:2000], tags=["procedure"], payload={"name": name, "steps": steps},
+        source_episode_ids=sources[:_MAX_SOURCES], rule_id="consolidator.deep",
+    )  # fmt: skip
+    tally.decided(decision)
+
+
+async def _offer_to_groups(ctx: Context, tally: Tally, scope: Scope) -> None:
+    """Share with each of the agent's groups the facts another member holds too (same content words),
+    unless the group already has one saying it."""
+    if ctx.shared is None:
+        return
+    mine = await ctx.semantic.facts(scope, status="active", limit=10_000)
+    for group in await ctx.shared.groups(scope):
+        others = [m for m in group.members if (m.user, m.agent) != (scope.user, scope.agent)]
+        held: set[tuple[str, ...]] = set()
+        for member in others:
+            facts = await ctx.semantic.facts(Scope(user=member.user, agent=member.agent), status="active", limit=10_000)
+            held |= {_key(fact.text) for fact in facts}
+        shared = {_key(item.fact.text) for item in await ctx.shared.list_for(scope, group=group.name) if item.fact}
+        for fact in mine:
+            key = _key(fact.text)
+            if len(key) >= 2 and key in held and key not in shared:
+                await ctx.shared.attach(scope, group.name, fact_id=fact.id)
+                shared.add(key)
+                tally.add("shared")
+
+
+def _key(text: str) -> tuple[str, ...]:
+    return tuple(sorted(set(words(text))))
 
 
 def _patterns(
@@ -72,7 +108,7 @@ def _patterns(
         extractor = extractors.setdefault(turn.session, Extractor(ctx.statements))
         about = is_user(turn.speaker, user, names)
         for statement in extractor.extract(turn.content, speaker=turn.speaker, about_user=about):
-            key = tuple(sorted(set(words(statement.text))))
+            key = _key(statement.text)
             if len(key) >= 2:
                 by_key[key].append((statement.text, turn.session, turn.id))
     found = []

@@ -31,7 +31,9 @@ from mnemonite.models.conflict import ConflictDecision, JudgeVerdict
 from mnemonite.models.consolidator import ClaimedJob, Phase, PhaseReport, TopicEpisode, Turn, Usage
 from mnemonite.models.fact import Fact
 from mnemonite.scope import Scope
+from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.semantic import SemanticTier
+from mnemonite.tiers.shared import SharedTier
 
 __all__ = ["Context", "Tally", "flush_pending", "is_machine", "is_user", "light_job", "listing", "standard_job"]
 
@@ -59,6 +61,8 @@ class Context:
     config: ConsolidatorConfig
     models: dict[Phase, BudgetedModel | None]
     statements: StatementPack = field(default=ENGLISH_STATEMENTS)
+    procedural: ProceduralTier | None = None
+    shared: SharedTier | None = None
     llm_off: set[Phase] = field(default_factory=set)  # phases that fell back for the rest of the run
 
     def model(self, phase: Phase) -> BudgetedModel | None:

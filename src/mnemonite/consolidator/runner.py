@@ -43,7 +43,9 @@ from mnemonite.models.consolidator import (
 )
 from mnemonite.scope import Scope, as_scope
 from mnemonite.store.base import ConsolidatorStore
+from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.semantic import SemanticTier
+from mnemonite.tiers.shared import SharedTier
 
 __all__ = ["Consolidator"]
 
@@ -61,8 +63,10 @@ class Consolidator:
     """Distils stored conversations into facts, summaries, topic episodes, patterns and procedures.
 
     ``Consolidator(store, semantic, config)``; `Memory` builds one from ``MemoryConfig.consolidator``
-    as ``mem.consolidator``. ``provider`` replaces the OpenAI-compatible client the config names
-    (any `LLMProvider`); it is still held to the budget.
+    as ``mem.consolidator``, writing procedures into ``procedural`` and offering facts to the
+    groups of ``shared`` (without them, procedures are facts and nothing is shared). ``provider``
+    replaces the OpenAI-compatible client the config names (any `LLMProvider`); it is still held to
+    the budget.
     """
 
     def __init__(
@@ -73,11 +77,14 @@ class Consolidator:
         *,
         provider: LLMProvider | None = None,
         statements: StatementPack = ENGLISH_STATEMENTS,
+        procedural: ProceduralTier | None = None,
+        shared: SharedTier | None = None,
     ) -> None:
         self.config = config or ConsolidatorConfig()
         self._store = store
         self._semantic = semantic
         self._statements = statements
+        self._procedural, self._shared = procedural, shared
         self.worker = _worker_id()
         self._providers: list[OpenAIProvider] = []
         self._models = {phase: self._model(phase, provider) for phase in PHASES}
@@ -111,7 +118,8 @@ class Consolidator:
         return [await self._phase(name, user, max_jobs) for name in phases]
 
     async def _phase(self, phase: Phase, user: str | None, max_jobs: int | None) -> PhaseReport:
-        ctx = Context(self._store, self._semantic, self.config, self._models, self._statements)
+        ctx = Context(self._store, self._semantic, self.config, self._models, self._statements, self._procedural,
+                      self._shared)  # fmt: skip
         tally = Tally(phase)
         try:
             while max_jobs is None or tally.counts.get("jobs", 0) < max_jobs:

@@ -103,6 +103,7 @@ class PhaseReport(Model):
     judged: int = 0
     patterns: int = 0
     procedures: int = 0
+    shared: int = 0
     calls: int = 0
     tokens: int = 0
     cost: float = 0.0
