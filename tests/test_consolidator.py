@@ -19,6 +19,7 @@ from mnemonite import (
     InvalidInputError,
     Memory,
     MemoryConfig,
+    Message,
     Scope,
     SyncMemory,
 )
@@ -290,8 +291,6 @@ def test_sync_memory_runs_the_consolidator(tmp_path: Path) -> None:
 
 
 async def test_session_messages_are_consolidated_like_chat_episodes(mem: Memory) -> None:
-    from mnemonite import Message
-
     talk = Scope(user="jo", session="live", agent="chat")
     pushed = await mem.session.push_many(talk, [
         Message("user", "Hi! I live in Oslo and I work at Equinor.", timestamp=T0),
@@ -311,3 +310,16 @@ async def test_session_messages_are_consolidated_like_chat_episodes(mem: Memory)
     await mem.session.push(talk, Message("user", "I drink a lot of coffee.", timestamp=T0 + timedelta(hours=1)))
     [more] = await mem.consolidator.run("standard")
     assert (more.jobs, more.turns, more.admitted) == (1, 1, 1)
+
+
+async def test_cadences_say_which_phases_are_due(tmp_path: Path) -> None:
+    cadence = {"light": {"every": 2}, "standard": {"cron": "0 3 * * *"}, "deep": {"every": 100}}
+    config = MemoryConfig(embedder="none", consolidator=ConsolidatorConfig(tier="full", cadence=cadence))
+    async with await Memory.open(str(tmp_path / "m.db"), config=config) as mem:
+        await mem.episodic.put_many(chat("s1", ("jo", "I play the cello.")))
+        night = datetime(2025, 3, 2, 2, 0, tzinfo=UTC)
+        last = {"light": (night, 0), "standard": (night, 0), "deep": (night, 0)}
+        assert await mem.consolidator.due(last, night) == []  # one new record; 03:00 not yet
+        await mem.session.push(Scope(user="jo", session="s1", agent="chat"), Message("user", "hello again"))
+        assert await mem.consolidator.due(last, night + timedelta(hours=2)) == ["light", "standard"]
+        assert await mem.consolidator.due({**last, "light": (night, 2)}, night) == []

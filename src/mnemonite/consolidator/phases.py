@@ -162,12 +162,14 @@ class BudgetedJudge:
         return verdict
 
 
-async def flush_pending(ctx: Context, tally: Tally) -> None:
-    """Judge every pending fact when a model is there; each verdict is applied on its own."""
+async def flush_pending(ctx: Context, tally: Tally, only_user: str | None = None) -> None:
+    """Judge every pending fact (of ``only_user``) when a model is there; each verdict is applied on its own."""
     if ctx.model("light") is None:
         return
     judge: ConflictJudge = BudgetedJudge(ctx, tally)
     for user, agent in await ctx.store.pending_scopes():
+        if only_user is not None and user != only_user:
+            continue
         await ctx.semantic.resolve_pending(Scope(user=user, agent=agent), judge)
 
 

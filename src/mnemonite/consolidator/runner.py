@@ -130,7 +130,7 @@ class Consolidator:
                     break
                 await self._job(ctx, job, tally)
             if phase == "light":
-                await flush_pending(ctx, tally)
+                await flush_pending(ctx, tally, user)
         except BudgetExceededError as error:
             log.warning("consolidator %s phase paused: %s", phase, error)
             tally.counts["paused"] = True

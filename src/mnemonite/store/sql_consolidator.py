@@ -277,8 +277,10 @@ class ConsolidatorMethods:
             return [(str(r[0]), str(r[1])) for r in await cursor.fetchall()]
 
     async def episode_count(self) -> int:
-        """How many episodes the memory holds (the cadence ``{"every": N}`` counts new ones)."""
+        """How many episodes and session messages the memory holds (``{"every": N}`` counts new ones)."""
         async with self._sql_read() as db:
-            cursor = await db.execute("SELECT COUNT(*) FROM episodes")
+            cursor = await db.execute(
+                "SELECT (SELECT COUNT(*) FROM episodes) + (SELECT COUNT(*) FROM session_messages)"
+            )
             row = await cursor.fetchone()
             return int(row[0]) if row else 0
