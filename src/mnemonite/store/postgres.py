@@ -345,6 +345,12 @@ class PostgresMemoryStore(
             yield PgConnection(db)
 
     @asynccontextmanager
+    async def _sql_claim(self) -> AsyncIterator[PgConnection]:
+        """The consolidator's job scans: no write in flight, so no row numbered lower commits later."""
+        async with self._settled() as db:
+            yield db
+
+    @asynccontextmanager
     async def _sql_read(self) -> AsyncIterator[PgConnection]:
         async with self._read() as db:
             yield PgConnection(db)

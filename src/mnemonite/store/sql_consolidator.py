@@ -89,18 +89,21 @@ async def _discover_messages(db: Connection, phase: str, now: str) -> None:
 
 
 async def _open_jobs(db: Connection, phase: str, jobs: list[tuple[Any, ...]], now: str) -> None:
-    for key, user, agent, session, top in jobs:
+    # In key order: concurrent discoveries lock the same rows in the same order (no deadlock), and
+    # a job's end only ever moves forward, whichever discovery commits last.
+    for key, user, agent, session, top in sorted(jobs, key=lambda job: str(job[0])):
         await db.execute(
             "INSERT INTO consolidator_jobs (phase, scope_key, user_id, agent_id, session_id, upto, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (phase, scope_key) DO UPDATE SET upto = excluded.upto",
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (phase, scope_key) DO UPDATE SET upto = CASE"
+            " WHEN excluded.upto > consolidator_jobs.upto THEN excluded.upto ELSE consolidator_jobs.upto END",
             (phase, key, user, agent, session, int(top), now),
         )
 
 
 async def _mark_scanned(db: Connection, name: str, top: int) -> None:
     await db.execute(
-        "INSERT INTO consolidator_scan (phase, scanned) VALUES (?, ?)"
-        " ON CONFLICT (phase) DO UPDATE SET scanned = excluded.scanned",
+        "INSERT INTO consolidator_scan (phase, scanned) VALUES (?, ?) ON CONFLICT (phase) DO UPDATE SET scanned = CASE"
+        " WHEN excluded.scanned > consolidator_scan.scanned THEN excluded.scanned ELSE consolidator_scan.scanned END",
         (name, top),
     )
 
@@ -148,12 +151,17 @@ class ConsolidatorMethods:
     def _sql_write(self) -> AbstractAsyncContextManager[Connection]:
         raise NotImplementedError
 
+    def _sql_claim(self) -> AbstractAsyncContextManager[Connection]:
+        """A write transaction in which every record numbered up to the highest visible one is committed
+        (PostgreSQL numbers rows at insert and commits them out of order: a scan must not pass a late one)."""
+        raise NotImplementedError
+
     async def claim_job(
         self, phase: str, worker: str, *, lease: float, per_user: bool = False, user: str | None = None
     ) -> ClaimedJob | None:
         """Open jobs for new episodes, then claim the oldest unclaimed one of ``phase`` (None: nothing to do)."""
         now = utcnow()
-        async with self._sql_write() as db:
+        async with self._sql_claim() as db:
             await _discover(db, phase, per_user, to_text(now))
             return await _claim(db, phase, worker, lease, user, now)
 

@@ -179,6 +179,7 @@ class SQLiteMemoryStore(
 
     _sql_read = _read  # what the shared methods (conflicts, search, graph) run on
     _sql_write = _write
+    _sql_claim = _write  # one writer: rows commit in the order they are numbered
 
     async def health(self, *, deep: bool = False) -> StoreHealth:
         """Counts and settings; ``deep=True`` also runs SQLite's integrity check (reads every page)."""
