@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,9 +21,11 @@ from mnemonite import (
     Memory,
     MemoryConfig,
     Message,
+    PhaseReport,
     Scope,
     SyncMemory,
 )
+from mnemonite.consolidator.runner import Consolidator
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 JO = Scope(user="jo", agent="chat")
@@ -185,8 +188,6 @@ async def test_a_worker_killed_mid_job_is_resumed_from_its_checkpoint(mem: Memor
 
 
 async def _sleep(seconds: float) -> None:
-    import asyncio
-
     await asyncio.sleep(seconds)
 
 
@@ -323,3 +324,32 @@ async def test_cadences_say_which_phases_are_due(tmp_path: Path) -> None:
         await mem.session.push(Scope(user="jo", session="s1", agent="chat"), Message("user", "hello again"))
         assert await mem.consolidator.due(last, night + timedelta(hours=2)) == ["light", "standard"]
         assert await mem.consolidator.due({**last, "light": (night, 2)}, night) == []
+
+
+async def test_watch_runs_due_phases_until_stopped_and_survives_a_failing_model(tmp_path: Path) -> None:
+    cadence = {"light": {"every": 1}, "standard": {"every": 1}}
+    failing = ConsolidatorConfig(tier="cheap", cadence=cadence, llm_url="http://127.0.0.1:9/v1", cheap_model="m",
+                                 llm_retries=0, llm_timeout=0.5)  # fmt: skip
+    async with await Memory.open(str(tmp_path / "m.db"), config=MemoryConfig(embedder="none")) as mem:
+        await mem.episodic.put_many(chat("s1", ("jo", "I play the cello.")))
+        reports: list[str] = []
+        stop = asyncio.Event()
+        broken = Consolidator(mem._store, mem.semantic, failing)  # every model call fails: logged, tried again
+        task = asyncio.create_task(
+            broken.watch(stop=stop, poll_seconds=0.05, on_report=lambda r: reports.append(r.phase))
+        )
+        await asyncio.sleep(0.5)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+        assert reports == [] and await mem.semantic.facts(JO) == []
+
+        def collect(report: PhaseReport) -> None:
+            reports.append(report.phase)
+            if len(reports) == 2:
+                stop.set()
+
+        stop.clear()
+        working = Consolidator(mem._store, mem.semantic, ConsolidatorConfig(tier="cheap", cadence=cadence))
+        await asyncio.wait_for(working.watch(stop=stop, poll_seconds=0.05, on_report=collect), 10)
+        assert reports == ["light", "standard"]
+        assert [f.text for f in await mem.semantic.facts(JO)] == ["I play the cello"]
