@@ -52,8 +52,8 @@ def consolidator(mem: Memory, url: str, **fields: Any) -> Consolidator:
 
 
 @pytest.fixture
-async def mem(tmp_path: Path) -> AsyncIterator[Memory]:
-    async with await Memory.open(f"{tmp_path / 'm.db'}", config=MemoryConfig(embedder="none")) as memory:
+async def mem(memory_url: str) -> AsyncIterator[Memory]:
+    async with await Memory.open(memory_url, config=MemoryConfig(embedder="none")) as memory:
         yield memory
 
 
