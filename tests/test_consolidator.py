@@ -353,3 +353,13 @@ async def test_watch_runs_due_phases_until_stopped_and_survives_a_failing_model(
         await asyncio.wait_for(working.watch(stop=stop, poll_seconds=0.05, on_report=collect), 10)
         assert reports == ["light", "standard"]
         assert [f.text for f in await mem.semantic.facts(JO)] == ["I play the cello"]
+
+
+async def test_purging_episodes_removes_the_summaries_and_topic_episodes_made_from_them(mem: Memory) -> None:
+    await mem.episodic.put_many(chat("s1", ("jo", "My secret diary says I love Lisbon."), ("jo", "I play the cello.")))
+    await mem.consolidator.run("light")
+    await mem.consolidator.run("standard")
+    assert await mem.consolidator.summaries("jo") and await mem.consolidator.topic_episodes(JO)
+    await mem.episodic.purge_scope(Scope(user="jo", session="s1"), reason="user asked", derived=True)
+    assert await mem.consolidator.summaries("jo") == {} and await mem.consolidator.topic_episodes(JO) == []
+    assert await mem.semantic.facts(JO) == []

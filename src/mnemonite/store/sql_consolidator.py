@@ -26,7 +26,7 @@ from mnemonite.models.consolidator import ClaimedJob, JobCounts, TopicEpisode, T
 from mnemonite.scope import episode_key, fact_key
 from mnemonite.store.sql import Connection, is_postgres
 
-__all__ = ["ConsolidatorMethods"]
+__all__ = ["ConsolidatorMethods", "forget_sessions"]
 
 _TURNS = (
     "SELECT seq, id, content, source_node, timestamp, metadata, session_id FROM episodes"
@@ -140,6 +140,14 @@ async def _claim(
         return None
     return ClaimedJob(phase=phase, scope_key=str(row[0]), user=str(row[1]), agent=str(row[2]), session=str(row[3]),
                       checkpoint=int(row[4]), upto=int(row[5]), worker=worker, summary=row[6])  # fmt: skip
+
+
+async def forget_sessions(db: Connection, scope_keys: list[str]) -> None:
+    """Drop what the consolidator derived from these sessions' episodes (topic episodes, summaries): a
+    purge of episodes must not leave their words behind."""
+    for key in scope_keys:
+        await db.execute("DELETE FROM consolidator_episodes WHERE scope_key = ?", (key,))
+        await db.execute("UPDATE consolidator_jobs SET summary = NULL WHERE scope_key = ?", (key,))
 
 
 class ConsolidatorMethods:
