@@ -54,6 +54,7 @@ bench: $(DEV)
 	$(PY) bench/embedding.py
 	$(PY) bench/conflicts.py
 	$(PY) bench/graph.py
+	$(PY) bench/consolidate.py
 	$(PY) bench/scale.py --sizes 100000
 	$(PY) bench/reliability.py
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import mnemonite
 from mnemonite import Memory, SyncMemory
+from mnemonite.consolidator.runner import Consolidator
 from mnemonite.graph import GraphMemory
-from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
+from mnemonite.sync import SyncConsolidator, SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
 from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
 from mnemonite.tiers import EpisodicTier, SemanticTier
 from mnemonite.tiers.procedural import ProceduralTier
@@ -35,6 +36,9 @@ EXPORTS = {
     "SalienceConfig", "ScoredFact", "TokenCounter", "allocate_memory_budget", "boost_salience", "combine_scores",
     "compute_salience", "rank_by_salience", "StoreUnavailableError", "AmbiguousIdError", "DatabaseNotFoundError",
     "NotADatabaseError",
+    "Consolidator", "ConsolidatorConfig", "CONSOLIDATOR_TIER_DEFAULTS", "CustomTierMisconfiguredError",
+    "BudgetExceededError", "LLMProviderError", "ConsolidatorBusyError", "OpenAIProvider", "LLMProvider",
+    "PhaseReport", "ConsolidatorStatus", "TopicEpisode",
     "Block", "BlockConflictError", "BlockLimitError", "BlockPatchError", "Group", "GroupAccessError", "Message",
     "Procedure", "ReadOnlyBlockError", "SessionEvent", "SharedItem",
 }  # fmt: skip
@@ -61,6 +65,7 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (EpisodicTier, SyncEpisodicTier),
         (SemanticTier, SyncSemanticTier),
         (GraphMemory, SyncGraphMemory),
+        (Consolidator, SyncConsolidator),
         (WorkingTier, SyncWorkingTier),
         (SessionTier, SyncSessionTier),
         (ProceduralTier, SyncProceduralTier),

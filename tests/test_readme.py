@@ -30,7 +30,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
 
 
 def test_the_readme_has_its_examples() -> None:
-    assert len(BLOCKS) == 9
+    assert len(BLOCKS) == 10
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
@@ -60,3 +60,11 @@ def test_remember_with_decision_prints_what_the_readme_says(outputs: dict[int, s
 def test_the_graph_example_prints_a_prompt_ready_context(outputs: dict[int, str]) -> None:
     assert "[('WORKS_AT', 0)]" in outputs[4]
     assert "Alice prefers async Python" in outputs[4] and "Alice WORKS_AT Acme" in outputs[4]
+
+
+def test_the_consolidator_example_promotes_statements_and_keeps_the_move(outputs: dict[int, str]) -> None:
+    block = next(i for i, code in enumerate(BLOCKS) if "mem.consolidator.run" in code)
+    out = outputs[block]
+    assert "'I work at Siemens'" in out and "'Ana lives in Porto'" in out and "from ['s1-0']" in out
+    assert "I live in Berlin'" not in out and "'I moved to Munich'" in out  # the old address is history
+    assert "My sister Ana is a nurse. She lives in Porto." in out  # the light phase's summary

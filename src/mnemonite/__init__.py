@@ -13,6 +13,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mnemonite.config import MemoryConfig
     from mnemonite.conflicts import LocalePack, define_locale_pack
+
+    # the background consolidator
+    from mnemonite.consolidator.budget import CONSOLIDATOR_TIER_DEFAULTS, ConsolidatorConfig
+    from mnemonite.consolidator.llm import LLMProvider, OpenAIProvider
+    from mnemonite.consolidator.runner import Consolidator
     from mnemonite.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
     from mnemonite.embedding.indexer import IndexProgress
 
@@ -22,8 +27,11 @@ if TYPE_CHECKING:
         BlockConflictError,
         BlockLimitError,
         BlockPatchError,
+        BudgetExceededError,
         ConfigurationError,
         ConsolidationRuleError,
+        ConsolidatorBusyError,
+        CustomTierMisconfiguredError,
         DatabaseNotFoundError,
         DeltaValidationError,
         EmbedderMismatchError,
@@ -33,6 +41,7 @@ if TYPE_CHECKING:
         FactConflictError,
         GroupAccessError,
         InvalidInputError,
+        LLMProviderError,
         MemoryScopeError,
         MigrationNotSupported,
         MnemoniteError,
@@ -68,6 +77,7 @@ if TYPE_CHECKING:
     )
     from mnemonite.models.blocks import Block
     from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
+    from mnemonite.models.consolidator import ConsolidatorStatus, PhaseReport, TopicEpisode
     from mnemonite.models.fact import EntityLink
     from mnemonite.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
     from mnemonite.models.messages import Message, SessionEvent
@@ -175,6 +185,19 @@ _WHERE: dict[str, str] = {
     "SyncMemory": "mnemonite.sync",
     "SalientEpisode": "mnemonite.tiers",
     "TokenCounter": "mnemonite.tokens",
+    # the background consolidator
+    "Consolidator": "mnemonite.consolidator.runner",
+    "ConsolidatorConfig": "mnemonite.consolidator.budget",
+    "CONSOLIDATOR_TIER_DEFAULTS": "mnemonite.consolidator.budget",
+    "CustomTierMisconfiguredError": "mnemonite.errors",
+    "BudgetExceededError": "mnemonite.errors",
+    "LLMProviderError": "mnemonite.errors",
+    "ConsolidatorBusyError": "mnemonite.errors",
+    "OpenAIProvider": "mnemonite.consolidator.llm",
+    "LLMProvider": "mnemonite.consolidator.llm",
+    "PhaseReport": "mnemonite.models.consolidator",
+    "ConsolidatorStatus": "mnemonite.models.consolidator",
+    "TopicEpisode": "mnemonite.models.consolidator",
     # the agent tiers
     "BlockConflictError": "mnemonite.errors",
     "BlockLimitError": "mnemonite.errors",
@@ -273,6 +296,19 @@ __all__ = [
     "define_locale_pack",
     "parse_delta",
     "rank_by_salience",
+    # the background consolidator
+    "Consolidator",
+    "ConsolidatorConfig",
+    "CONSOLIDATOR_TIER_DEFAULTS",
+    "CustomTierMisconfiguredError",
+    "BudgetExceededError",
+    "LLMProviderError",
+    "ConsolidatorBusyError",
+    "OpenAIProvider",
+    "LLMProvider",
+    "PhaseReport",
+    "ConsolidatorStatus",
+    "TopicEpisode",
     # the agent tiers
     "Block",
     "BlockConflictError",

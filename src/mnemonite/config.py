@@ -10,6 +10,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from mnemonite.consolidator.budget import ConsolidatorConfig
 from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import ConflictThresholds
@@ -44,6 +45,8 @@ class MemoryConfig(Model):
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
     - ``salience``: the decay/boost engine of facts (`SalienceConfig`: decay rate per day, boost
       per access, min salience, consolidation decay).
+    - ``consolidator``: the background consolidator's tier, budget, model endpoint, price table and
+      cadences (`ConsolidatorConfig`; the default ``free`` tier is rule-based, no model).
     - ``working_sensitivity``, ``session_sensitivity``, ``procedural_sensitivity``, ``shared_sensitivity``:
       the sensitivity (public, internal, secret) of a row of that tier written without one.
     """
@@ -63,6 +66,7 @@ class MemoryConfig(Model):
     locale: str = Field(default="en", min_length=1)
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)
+    consolidator: ConsolidatorConfig = Field(default_factory=ConsolidatorConfig)
     # the agent tiers
     working_sensitivity: Sensitivity = "internal"
     session_sensitivity: Sensitivity = "internal"
@@ -72,7 +76,9 @@ class MemoryConfig(Model):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:
         """Read ``MNEMONITE_URL``, ``_TRACK_ACCESS``, ``_CONSOLIDATE_ON_PUT``, ``_INDEX_IN_BACKGROUND``,
-        ``_INDEX_ON_CLOSE``, ``_EMBEDDER`` and ``_EMBEDDER_STRATEGY`` (all prefixed ``MNEMONITE``)."""
+        ``_INDEX_ON_CLOSE``, ``_EMBEDDER`` and ``_EMBEDDER_STRATEGY`` (all prefixed ``MNEMONITE``), and the
+        consolidator's ``MNEMONITE_CONSOLIDATOR_TIER``, ``_LLM_URL``, ``_LLM_API_KEY``, ``_CHEAP_MODEL``,
+        ``_DEEP_MODEL``, ``_MAX_TOKENS_PER_DAY``, ``_MAX_COST_PER_DAY`` and ``_ON_EXCEED``."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         if "MNEMONITE_URL" in env:
@@ -88,6 +94,9 @@ class MemoryConfig(Model):
         for name, key in (("embedder", "MNEMONITE_EMBEDDER"), ("embedder_strategy", "MNEMONITE_EMBEDDER_STRATEGY")):
             if key in env:
                 values[name] = env[key].strip()
+        consolidator = _consolidator_env(env)
+        if consolidator:
+            values["consolidator"] = consolidator
         values.update({k: v for k, v in overrides.items() if v is not None})  # explicit arguments win
         return cls.model_validate(values)
 
@@ -99,6 +108,23 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     if env.get("MNEMONITE_CACHE_DIR"):
         return Path(env["MNEMONITE_CACHE_DIR"])
     return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mnemonite"
+
+
+_CONSOLIDATOR_ENV = {
+    "tier": "MNEMONITE_CONSOLIDATOR_TIER",
+    "llm_url": "MNEMONITE_CONSOLIDATOR_LLM_URL",
+    "llm_api_key": "MNEMONITE_CONSOLIDATOR_LLM_API_KEY",
+    "cheap_model": "MNEMONITE_CONSOLIDATOR_CHEAP_MODEL",
+    "deep_model": "MNEMONITE_CONSOLIDATOR_DEEP_MODEL",
+    "max_tokens_per_day": "MNEMONITE_CONSOLIDATOR_MAX_TOKENS_PER_DAY",
+    "max_cost_per_day": "MNEMONITE_CONSOLIDATOR_MAX_COST_PER_DAY",
+    "on_exceed": "MNEMONITE_CONSOLIDATOR_ON_EXCEED",
+}
+
+
+def _consolidator_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The consolidator's settings named in the environment (validated by `ConsolidatorConfig`)."""
+    return {name: env[key].strip() for name, key in _CONSOLIDATOR_ENV.items() if env.get(key, "").strip()}
 
 
 def _flag(key: str, raw: str) -> bool:

@@ -5,6 +5,7 @@ Every error mnemonite raises on purpose derives from :class:`MnemoniteError`, so
 
     MnemoniteError
     ├── ConfigurationError          bad URL, unknown backend, bad option
+    │   └── CustomTierMisconfiguredError  a custom consolidator tier without ceilings or models
     ├── InvalidInputError           a value failed validation at the API boundary
     │   ├── DeltaValidationError    a MemoryDelta is malformed (missing provenance, unknown kind)
     │   └── AmbiguousIdError        an id prefix matches several records
@@ -16,6 +17,9 @@ Every error mnemonite raises on purpose derives from :class:`MnemoniteError`, so
     ├── NotFoundError               a fact, episode or rule id that does not exist
     ├── EmbeddingError              the embedding model is missing, broken or unreachable
     │   └── EmbedderMismatchError   a different embedder than the one the vectors were made with
+    ├── BudgetExceededError         the consolidator's daily token or cost ceiling is reached
+    ├── LLMProviderError            the language-model endpoint failed or answered nonsense
+    ├── ConsolidatorBusyError       another consolidator took over this one's claimed work
     └── StoreError                  the database refused or is unusable
         ├── StoreUnavailableError   the database cannot be reached (down, restarting, network)
         ├── DatabaseNotFoundError   opened with create=False, and there is no database there
@@ -40,6 +44,10 @@ from __future__ import annotations
 
 __all__ = [
     "AmbiguousIdError",
+    "BudgetExceededError",
+    "ConsolidatorBusyError",
+    "CustomTierMisconfiguredError",
+    "LLMProviderError",
     "BlockConflictError",
     "BlockLimitError",
     "BlockPatchError",
@@ -143,6 +151,26 @@ class MigrationNotSupported(StoreError):
 
 class SchemaVersionError(StoreError):
     """The database schema is newer than this version of mnemonite understands."""
+
+
+# -- the background consolidator ---------------------------------------------------------------
+
+
+class CustomTierMisconfiguredError(ConfigurationError):
+    """A ``custom`` consolidator tier lacks a ceiling (tokens or cost per day), or a model a phase needs."""
+
+
+class BudgetExceededError(MnemoniteError):
+    """The consolidator's daily token or cost ceiling would be passed by the next model call."""
+
+
+class LLMProviderError(MnemoniteError):
+    """The language-model endpoint failed: unreachable, timed out, or answered something unusable
+    (not JSON, not the asked shape, ids that were not offered). Nothing of that work was applied."""
+
+
+class ConsolidatorBusyError(MnemoniteError):
+    """Another consolidator holds the work this one was doing (its claim expired and was taken over)."""
 
 
 # -- the agent tiers: working blocks, sessions, procedures, shared groups ------------------------

@@ -13,6 +13,7 @@ from mnemonite.backup import BackupReport, backup_store
 from mnemonite.backup import Progress as BackupProgress
 from mnemonite.config import MemoryConfig
 from mnemonite.conflicts import locale_pack
+from mnemonite.consolidator.runner import Consolidator
 from mnemonite.embedding.base import Embedder
 from mnemonite.embedding.indexer import Indexer, IndexProgress
 from mnemonite.embedding.registry import attach, retire_readable
@@ -79,6 +80,9 @@ class Memory:
         self.procedural = ProceduralTier(
             store, embedder=readers[0] if readers else None, sensitivity=config.procedural_sensitivity
         )
+        self.consolidator = Consolidator(
+            store, self.semantic, config.consolidator, procedural=self.procedural, shared=self.shared
+        )
 
     @classmethod
     async def open(
@@ -126,6 +130,7 @@ class Memory:
                 if self.config.index_on_close if finish_indexing is None else finish_indexing:
                     await self.index(progress=progress)
         finally:
+            await self.consolidator._close()
             await self._engine.close()
             await self._store.close()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import Any, Self, TypeVar
 from mnemonite.backup import BackupReport
 from mnemonite.backup import Progress as BackupProgress
 from mnemonite.config import MemoryConfig
+from mnemonite.consolidator.runner import Consolidator
 from mnemonite.embedding.base import Embedder
 from mnemonite.embedding.indexer import IndexProgress
 from mnemonite.graph import GraphMemory
@@ -33,6 +34,7 @@ from mnemonite.models import (
     StoreHealth,
 )
 from mnemonite.models.conflict import ConflictDecision, PurgeRecord
+from mnemonite.models.consolidator import ConsolidatorStatus, Phase, PhaseReport, TopicEpisode
 from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
 from mnemonite.models.graph import (
     BudgetConfig,
@@ -393,6 +395,48 @@ class SyncGraphMemory:
         return self._run(self._graph.stats(scope))
 
 
+class SyncConsolidator:
+    """Blocking ``mem.consolidator``; ``watch`` blocks until Ctrl-C (or ``stop`` is set) and stops cleanly."""
+
+    def __init__(self, consolidator: Consolidator, loop: _Loop) -> None:
+        self._consolidator, self._loop, self._run = consolidator, loop, loop.run
+
+    def run(
+        self, phase: Phase | None = None, *, user: str | None = None, max_jobs: int | None = None
+    ) -> list[PhaseReport]:
+        return self._run(self._consolidator.run(phase, user=user, max_jobs=max_jobs))
+
+    def status(self) -> ConsolidatorStatus:
+        return self._run(self._consolidator.status())
+
+    def summaries(self, scope: Scope | str) -> dict[str, str]:
+        return self._run(self._consolidator.summaries(scope))
+
+    def topic_episodes(self, scope: Scope | str) -> list[TopicEpisode]:
+        return self._run(self._consolidator.topic_episodes(scope))
+
+    def due(self, last_runs: dict[Phase, tuple[datetime, int]], now: datetime | None = None) -> list[Phase]:
+        return self._run(self._consolidator.due(last_runs, now))
+
+    def watch(
+        self,
+        *,
+        stop: asyncio.Event | None = None,
+        poll_seconds: float = 5.0,
+        on_report: Callable[[PhaseReport], object] | None = None,
+    ) -> None:
+        event = stop or asyncio.Event()
+        future = asyncio.run_coroutine_threadsafe(
+            self._consolidator.watch(stop=event, poll_seconds=poll_seconds, on_report=on_report), self._loop.loop
+        )
+        try:
+            future.result()
+        except KeyboardInterrupt:
+            # Ctrl-C lands in this thread; the worker finishes the job in hand, then stops.
+            self._loop.loop.call_soon_threadsafe(event.set)
+            future.result()
+
+
 class SyncMemory:
     """Blocking `Memory`: ``with SyncMemory.open("sqlite:///memory.db") as mem: ...``."""
 
@@ -402,6 +446,7 @@ class SyncMemory:
         self.episodic = SyncEpisodicTier(memory.episodic, loop)
         self.semantic = SyncSemanticTier(memory.semantic, loop)
         self.graph = SyncGraphMemory(memory.graph, loop)
+        self.consolidator = SyncConsolidator(memory.consolidator, loop)
         # the agent tiers
         self.working = SyncWorkingTier(memory.working, loop)
         self.session = SyncSessionTier(memory.session, loop)

@@ -22,6 +22,7 @@ from mnemonite.cli._common import (
     say,
     table,
 )
+from mnemonite.cli.consolidator import PhaseName
 
 if TYPE_CHECKING:
     from mnemonite.models import ConsolidationRun
@@ -192,10 +193,33 @@ def consolidate(
     rule_id: Annotated[
         str | None, typer.Argument(help="Run this rule (an id or a unique prefix) now, until it has caught up.")
     ] = None,
+    phase: Annotated[
+        PhaseName | None,
+        typer.Option(help="Run one phase of the background consolidator now (rule-based unless a model is set)."),
+    ] = None,
+    status: Annotated[
+        bool, typer.Option("--status", help="Show the consolidator's tier, today's usage and the waiting jobs.")
+    ] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Run the consolidator's phases on their cadences until Ctrl-C.")
+    ] = False,
+    user: Annotated[str | None, typer.Option(help="With --phase: only this user's sessions.")] = None,
+    poll: Annotated[float, typer.Option(min=0.1, help="With --watch: seconds between cadence checks.")] = 5.0,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Run one rule now, or every registered rule whose cadence is due."""
+    """Run one rule now, or every registered rule whose cadence is due; or the background consolidator
+    (--phase, --status, --watch)."""
+    from mnemonite.cli import consolidator
+
+    if sum([rule_id is not None, phase is not None, status, watch]) > 1:
+        raise typer.BadParameter("give one of RULE_ID, --phase, --status, --watch", param_hint="--phase")
+    if phase is not None:
+        return consolidator.run_phase(db, phase, user, as_json)
+    if status:
+        return consolidator.show_status(db, as_json)
+    if watch:
+        return consolidator.watch(db, poll, as_json)
     with opened(db, create=False) as mem:
         runs = mem.run_due() if rule_id is None else _catch_up(mem, mem.resolve_id("rule", rule_id))
     if emit_rows(runs, as_json=as_json):

@@ -31,6 +31,7 @@ from mnemonite.models import (
 )
 from mnemonite.models.blocks import Block
 from mnemonite.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
+from mnemonite.models.consolidator import ClaimedJob, JobCounts, TopicEpisode, Turn, Usage
 from mnemonite.models.fact import FactFilter
 from mnemonite.models.graph import Direction, Edge, Entity, GraphStats, RecallOptions
 from mnemonite.models.messages import EventKind, Message, SessionEvent
@@ -43,6 +44,7 @@ from mnemonite.store.sql_working import BlockEdit, BlockLog
 
 __all__ = [
     "AgentTierStore",
+    "ConsolidatorStore",
     "FactStore",
     "FileBackupStore",
     "MemoryStore",
@@ -202,6 +204,28 @@ class GraphStore(Protocol):
     async def graph_stats(self, user: str, agent: str) -> GraphStats: ...
 
 
+@runtime_checkable
+class ConsolidatorStore(Protocol):
+    """The background consolidator's bookkeeping: claimed jobs with checkpoints, usage, topic episodes."""
+
+    async def claim_job(
+        self, phase: str, worker: str, *, lease: float, per_user: bool = False, user: str | None = None
+    ) -> ClaimedJob | None: ...
+    async def job_turns(self, job: ClaimedJob, *, limit: int = 10_000) -> list[Turn]: ...
+    async def advance_job(
+        self, job: ClaimedJob, checkpoint: int, *, lease: float, summary: str | None = None, release: bool = False
+    ) -> None: ...
+    async def release_job(self, job: ClaimedJob) -> None: ...
+    async def job_counts(self) -> list[JobCounts]: ...
+    async def charge_usage(self, day: str, phase: str, usage: Usage, *, run: bool = False) -> None: ...
+    async def usage(self, day: str) -> list[Usage]: ...
+    async def save_topic_episodes(self, episodes: list[TopicEpisode]) -> None: ...
+    async def topic_episodes(self, user: str, agent: str | None = None) -> list[TopicEpisode]: ...
+    async def session_summaries(self, user: str) -> dict[str, str]: ...
+    async def pending_scopes(self) -> list[tuple[str, str]]: ...
+    async def episode_count(self) -> int: ...
+
+
 # -- the agent tiers: working blocks, sessions, procedures, shared groups ---------------------------
 
 
@@ -249,7 +273,9 @@ class AgentTierStore(Protocol):
     async def fact_in_scope(self, user: str, agent: str, fact_id: str) -> Fact: ...
 
 
-class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, AgentTierStore, Protocol):
+class Store(
+    MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, ConsolidatorStore, AgentTierStore, Protocol
+):
     """Everything `Memory` needs from a backend."""
 
     async def close(self) -> None: ...

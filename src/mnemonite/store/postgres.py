@@ -49,6 +49,7 @@ from mnemonite.store.filter_sql import PostgresFilterCompiler
 from mnemonite.store.rows import episode_values
 from mnemonite.store.sql import TABLES, PgConnection
 from mnemonite.store.sql_conflicts import ConflictMethods
+from mnemonite.store.sql_consolidator import ConsolidatorMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
 from mnemonite.store.sql_procedural import ProceduralMethods
@@ -77,6 +78,7 @@ SCHEMA_FILES = (
     (7, "007_recent.sql"),
     (8, "008_episode_purges.sql"),
     (9, "009_agent_tiers.sql"),
+    (12, "012_consolidator.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 PGVECTOR_MIN = (0, 8)
@@ -150,6 +152,7 @@ def _retried(
 
 
 class PostgresMemoryStore(
+    ConsolidatorMethods,
     ConflictMethods,
     EpisodePurgeMethods,
     SearchMethods,
@@ -340,6 +343,12 @@ class PostgresMemoryStore(
         async with self._read() as db, db.pipeline() if pipelined else nullcontext(), db.transaction():
             await db.execute("SELECT pg_advisory_xact_lock(%s)", (_SEQ_LOCK,))
             yield PgConnection(db)
+
+    @asynccontextmanager
+    async def _sql_claim(self) -> AsyncIterator[PgConnection]:
+        """The consolidator's job scans: no write in flight, so no row numbered lower commits later."""
+        async with self._settled() as db:
+            yield db
 
     @asynccontextmanager
     async def _sql_read(self) -> AsyncIterator[PgConnection]:

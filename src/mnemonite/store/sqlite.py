@@ -41,6 +41,7 @@ from mnemonite.store.base import RecentOrder
 from mnemonite.store.filter_sql import FilterCompiler
 from mnemonite.store.rows import episode_values
 from mnemonite.store.sql_conflicts import ConflictMethods
+from mnemonite.store.sql_consolidator import ConsolidatorMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
 from mnemonite.store.sql_procedural import ProceduralMethods
@@ -61,6 +62,7 @@ SCHEMA_FILES = (
     (5, "005_recent.sql"),
     (6, "006_episode_purges.sql"),
     (7, "007_agent_tiers.sql"),
+    (10, "010_consolidator.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _BUSY_TIMEOUT_MS = 10_000
@@ -89,6 +91,7 @@ _EPISODE_SEQ_FLOOR = (
 
 
 class SQLiteMemoryStore(
+    ConsolidatorMethods,
     ConflictMethods,
     EpisodePurgeMethods,
     SearchMethods,
@@ -183,6 +186,7 @@ class SQLiteMemoryStore(
 
     _sql_read = _read  # what the shared methods (conflicts, search, graph) run on
     _sql_write = _write
+    _sql_claim = _write  # one writer: rows commit in the order they are numbered
 
     async def health(self, *, deep: bool = False) -> StoreHealth:
         """Counts and settings; ``deep=True`` also runs SQLite's integrity check (reads every page)."""
