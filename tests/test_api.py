@@ -9,7 +9,8 @@ from pathlib import Path
 import mnemonite
 from mnemonite import Memory, SyncMemory
 from mnemonite.graph import GraphMemory
-from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
+from mnemonite.keys import ApiKeys
+from mnemonite.sync import SyncApiKeys, SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
 from mnemonite.tiers import EpisodicTier, SemanticTier
 
 PACKAGE = Path(mnemonite.__file__).parent
@@ -30,6 +31,8 @@ EXPORTS = {
     "SalienceConfig", "ScoredFact", "TokenCounter", "allocate_memory_budget", "boost_salience", "combine_scores",
     "compute_salience", "rank_by_salience", "StoreUnavailableError", "AmbiguousIdError", "DatabaseNotFoundError",
     "NotADatabaseError",
+    # the server's API keys
+    "ApiKey", "ApiKeys", "IssuedKey", "AuthenticationError", "PermissionDeniedError", "InsecureServerError",
 }  # fmt: skip
 
 
@@ -54,6 +57,7 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (EpisodicTier, SyncEpisodicTier),
         (SemanticTier, SyncSemanticTier),
         (GraphMemory, SyncGraphMemory),
+        (ApiKeys, SyncApiKeys),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 

@@ -15,8 +15,11 @@ if TYPE_CHECKING:
     from mnemonite.conflicts import LocalePack, define_locale_pack
     from mnemonite.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
     from mnemonite.embedding.indexer import IndexProgress
+
+    # the server's API keys
     from mnemonite.errors import (
         AmbiguousIdError,
+        AuthenticationError,
         ConfigurationError,
         ConsolidationRuleError,
         DatabaseNotFoundError,
@@ -26,18 +29,21 @@ if TYPE_CHECKING:
         EntityConflictError,
         EpisodeConflictError,
         FactConflictError,
+        InsecureServerError,
         InvalidInputError,
         MemoryScopeError,
         MigrationNotSupported,
         MnemoniteError,
         NotADatabaseError,
         NotFoundError,
+        PermissionDeniedError,
         SchemaVersionError,
         StoreError,
         StoreUnavailableError,
     )
     from mnemonite.graph import GraphMemory, allocate_memory_budget
     from mnemonite.judge import ConflictJudge, OpenAIJudge
+    from mnemonite.keys import ApiKeys
     from mnemonite.memory import Memory
     from mnemonite.models import (
         AddDelta,
@@ -62,6 +68,7 @@ if TYPE_CHECKING:
     from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
     from mnemonite.models.fact import EntityLink
     from mnemonite.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
+    from mnemonite.models.keys import ApiKey, IssuedKey
     from mnemonite.models.search import SearchFilter, SearchHit
     from mnemonite.salience import (
         RuleBasedScorer,
@@ -164,6 +171,13 @@ _WHERE: dict[str, str] = {
     "SyncMemory": "mnemonite.sync",
     "SalientEpisode": "mnemonite.tiers",
     "TokenCounter": "mnemonite.tokens",
+    # the server's API keys
+    "AuthenticationError": "mnemonite.errors",
+    "InsecureServerError": "mnemonite.errors",
+    "PermissionDeniedError": "mnemonite.errors",
+    "ApiKeys": "mnemonite.keys",
+    "ApiKey": "mnemonite.models.keys",
+    "IssuedKey": "mnemonite.models.keys",
 }
 
 __version__ = "0.1.0"
@@ -250,6 +264,13 @@ __all__ = [
     "define_locale_pack",
     "parse_delta",
     "rank_by_salience",
+    # the server's API keys
+    "ApiKey",
+    "ApiKeys",
+    "AuthenticationError",
+    "InsecureServerError",
+    "IssuedKey",
+    "PermissionDeniedError",
 ]
 
 

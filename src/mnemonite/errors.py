@@ -23,6 +23,14 @@ Every error mnemonite raises on purpose derives from :class:`MnemoniteError`, so
         ├── MigrationNotSupported   a migration other than "add a nullable column"
         └── SchemaVersionError      the database was written by a newer mnemonite
 
+The service (HTTP API, MCP over HTTP) adds::
+
+    MnemoniteError
+    ├── AuthenticationError         no API key, or one that is unknown or revoked
+    ├── PermissionDeniedError       the key lacks the capability, or names another scope
+    └── ConfigurationError
+        └── InsecureServerError     asked to listen beyond loopback with no API key configured
+
 None of them subclasses ``ValueError``: pydantic would otherwise swallow them into its
 own ``ValidationError`` when raised from a validator, and the caller would lose the type.
 """
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 __all__ = [
     "AmbiguousIdError",
+    "AuthenticationError",
     "DatabaseNotFoundError",
     "ConfigurationError",
     "ConsolidationRuleError",
@@ -40,12 +49,14 @@ __all__ = [
     "EntityConflictError",
     "EpisodeConflictError",
     "FactConflictError",
+    "InsecureServerError",
     "InvalidInputError",
     "MemoryScopeError",
     "MnemoniteError",
     "MigrationNotSupported",
     "NotADatabaseError",
     "NotFoundError",
+    "PermissionDeniedError",
     "SchemaVersionError",
     "StoreError",
     "StoreUnavailableError",
@@ -129,3 +140,18 @@ class MigrationNotSupported(StoreError):
 
 class SchemaVersionError(StoreError):
     """The database schema is newer than this version of mnemonite understands."""
+
+
+# -- the service: API keys and where a server may listen ------------------------------------------
+
+
+class AuthenticationError(MnemoniteError):
+    """No API key was given, or the key is unknown or revoked (HTTP 401)."""
+
+
+class PermissionDeniedError(MnemoniteError):
+    """The API key lacks the capability a call needs, or the call names a scope the key is not bound to (HTTP 403)."""
+
+
+class InsecureServerError(ConfigurationError):
+    """The server was asked to listen beyond loopback while no API key exists: create one first."""

@@ -15,6 +15,7 @@ from mnemonite.embedding.indexer import Indexer, IndexProgress
 from mnemonite.embedding.registry import attach, retire_readable
 from mnemonite.errors import NotFoundError
 from mnemonite.graph import GraphMemory
+from mnemonite.keys import ApiKeys
 from mnemonite.models import ConsolidationRule, ConsolidationRun, MigrationPlan, RuleState, StoreHealth
 from mnemonite.models.fact import MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit, Tier
@@ -65,6 +66,7 @@ class Memory:
             thresholds=config.conflicts,
         )
         self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
+        self.keys = ApiKeys(store)
 
     @classmethod
     async def open(

@@ -30,11 +30,12 @@ from mnemonite.models import (
 from mnemonite.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from mnemonite.models.fact import FactFilter
 from mnemonite.models.graph import Direction, Edge, Entity, GraphStats, RecallOptions
+from mnemonite.models.keys import ApiKey
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
 from mnemonite.scope import Scope
 from mnemonite.store.sql_ids import IdKind
 
-__all__ = ["FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store", "VectorSearchStore"]
+__all__ = ["FactStore", "KeyStore", "MemoryStore", "RecentOrder", "SearchStore", "Store", "VectorSearchStore"]
 
 RecentOrder = Literal["timestamp", "accessed"]
 
@@ -185,7 +186,20 @@ class GraphStore(Protocol):
     async def graph_stats(self, user: str, agent: str) -> GraphStats: ...
 
 
-class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, Protocol):
+# -- the server's API keys --------------------------------------------------------------------------
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """API keys: only the hash of a secret is stored; a key is found by that hash."""
+
+    async def create_key(self, key: ApiKey, secret_hash: str) -> None: ...
+    async def key_by_hash(self, secret_hash: str) -> ApiKey | None: ...
+    async def keys(self, user: str | None) -> list[ApiKey]: ...
+    async def revoke_key(self, key_id: str, now: datetime) -> ApiKey | None: ...
+
+
+class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, KeyStore, Protocol):
     """Everything `Memory` needs from a backend."""
 
     async def close(self) -> None: ...

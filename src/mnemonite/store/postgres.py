@@ -50,6 +50,7 @@ from mnemonite.store.sql import TABLES, PgConnection
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
+from mnemonite.store.sql_keys import KeyMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_search import Matrix, SearchMethods
 
@@ -70,6 +71,7 @@ SCHEMA_FILES = (
     (6, "006_graph.sql"),
     (7, "007_recent.sql"),
     (8, "008_episode_purges.sql"),
+    (11, "011_api_keys.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 PGVECTOR_MIN = (0, 8)
@@ -142,7 +144,7 @@ def _retried(
     return cast(Callable[Concatenate[S, P], Coroutine[Any, Any, T]], functools.wraps(method)(again))
 
 
-class PostgresMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods):
+class PostgresMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods, KeyMethods):
     """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
     that gives no connection within ``timeout`` seconds counts as unreachable.
 
@@ -273,7 +275,7 @@ class PostgresMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, G
     async def drop_tables(self) -> None:
         """Drop every mnemonite table of the database, with all memories in it (``mnemonite demo --fresh``)."""
         psycopg, _ = _drivers()
-        tables = ", ".join(["schema_version", *(table for table, _ in TABLES)])
+        tables = ", ".join(["schema_version", "api_keys", *(table for table, _ in TABLES)])
         try:
             async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
                 await db.execute(f"DROP TABLE IF EXISTS {tables} CASCADE")
