@@ -8,12 +8,14 @@ for one user, or the API key of each HTTP request (`authenticated`), so a key re
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import orjson
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemonite import __version__
@@ -29,6 +31,7 @@ from mnemonite.server.problems import problem, status_of
 __all__ = ["DEFAULT_AGENT", "authenticated", "build_mcp"]
 
 DEFAULT_AGENT = "mcp"  # the agent of facts written through a key bound to a user only
+Method = TypeVar("Method", bound=Callable[..., Awaitable[Any]])
 CALLER: ContextVar[Principal | None] = ContextVar("mnemonite_mcp_caller", default=None)
 
 INSTRUCTIONS = (
@@ -51,6 +54,19 @@ def build_mcp(memory: Callable[[], Memory], caller: Principal | None = None) -> 
     return server
 
 
+def _told(method: Method) -> Method:
+    """A tool or resource whose typed errors reach the model as their message (not as a crash)."""
+
+    @functools.wraps(method)
+    async def told(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(*args, **kwargs)
+        except MnemoniteError as error:
+            raise ToolError(f"{type(error).__name__}: {error}") from None
+
+    return cast(Method, told)
+
+
 class _Tools:
     """The tools and resources, bound to a memory and (optionally) a fixed caller."""
 
@@ -67,6 +83,7 @@ class _Tools:
     def _scope(self, who: Principal) -> Any:
         return who.scope(agent=who.agent or DEFAULT_AGENT)
 
+    @_told
     async def remember(
         self, text: str, memory_type: MemoryType = "fact", tags: list[str] | None = None
     ) -> dict[str, Any]:
@@ -89,6 +106,7 @@ class _Tools:
         return {"decision": decision.kind, "fact_id": decision.fact_id, "reason": decision.reason,
                 "replaced": decision.matched_ids if decision.kind == "supersede" else []}  # fmt: skip
 
+    @_told
     async def search(self, query: str, k: int = 5) -> list[dict[str, Any]]:
         """Search the user's long-term memory (what they said, and the facts kept about them) for what
         is relevant to a question, best first. Use a short natural-language query, e.g. "where does the
@@ -98,6 +116,7 @@ class _Tools:
         hits = await mem.search(who.scope(), query, max(1, min(k, 50)))
         return [_hit(hit.tier, hit.record, hit.score) for hit in hits]
 
+    @_told
     async def recall(self, query: str | None = None, limit: int = 10) -> list[dict[str, Any]]:
         """Recall the user's most important current facts (by salience: how recent, used and important),
         optionally only those matching the words of query. Use at the start of a conversation to know
@@ -109,6 +128,7 @@ class _Tools:
         )
         return [_fact(item.fact) | {"score": round(item.score, 4)} for item in scored]
 
+    @_told
     async def forget(self, fact_id: str) -> dict[str, Any]:
         """Forget one fact, by the fact_id that search, recall or remember returned, when the user
         retracts it or asks for it to be forgotten. It is no longer believed from now on (history keeps it).
@@ -118,17 +138,20 @@ class _Tools:
         forgotten = await mem.semantic.forget(fact.id)
         return {"forgotten": forgotten.id, "text": forgotten.text, "status": forgotten.status}
 
+    @_told
     async def facts_resource(self) -> str:
         """The user's current facts, newest first."""
         mem, who = self._who("read")
         return orjson.dumps([_fact(f) for f in await mem.semantic.facts(who.scope(), limit=200)]).decode()
 
+    @_told
     async def entities_resource(self) -> str:
         """The entities of the user's graph, by name."""
         mem, who = self._who("read")
         found, _ = await mem.graph.entities(self._scope(who), limit=200)
         return orjson.dumps([e.model_dump(mode="json") for e in found]).decode()
 
+    @_told
     async def fact_resource(self, fact_id: str) -> str:
         """One fact with its whole history (every version, oldest first)."""
         mem, who = self._who("read")
