@@ -113,6 +113,10 @@ def test_keys_reach_only_their_scope_and_capabilities(service: Service) -> None:
             assert body["error"] == "AuthenticationError"
     with httpx.Client(base_url=service.url, headers={"Authorization": "Bearer mnm_forged"}) as http:
         problem_of(http.get("/v1/facts"), 401)
+        problem_of(http.post("/v1/facts", content=b"{not json"), 401)  # the key is checked before the body
+        problem_of(http.post("/v1/facts", json={"bogus": 1}), 401)
+    with service.client("alice_ro") as http:
+        problem_of(http.post("/v1/facts", json={"bogus": 1}), 403)  # and the capability too
     with service.client("alice_rag") as http:
         assert ok(http.get("/v1/facts"))["items"] == []
 

@@ -101,17 +101,29 @@ def page_of(items: Sequence[T], paging: Paged, *, skipped: bool = False) -> Page
                    next_offset=paging.offset + paging.limit if more else None)  # fmt: skip
 
 
-async def principal(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Principal:
-    """The caller of an HTTP request, from its bearer API key."""
+async def principal(
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+) -> Principal:
+    """The caller of an HTTP request, from its bearer API key (a dependency: it runs before the body is
+    validated, so a caller without an active key learns nothing, not even what a body should hold)."""
     mem: Memory = request.app.state.memory
     key = await mem.keys.authenticate(credentials.credentials if credentials is not None else None)
     return Principal.of_key(key)
 
 
+def caller(can: Capability) -> Callable[..., Awaitable[Principal]]:
+    """A dependency: the caller, who must hold ``can`` (checked before the body is validated too)."""
+
+    async def allowed(who: Annotated[Principal, Depends(principal)]) -> Principal:
+        who.require(can)
+        return who
+
+    return allowed
+
+
 def _endpoint(verb: Verb) -> Callable[..., Awaitable[Response]]:
     async def endpoint(request: Request, **kwargs: Any) -> Response:
-        who = await principal(request, kwargs.pop("credentials"))
-        who.require(verb.can)
+        who: Principal = kwargs.pop("who")
         body = kwargs.pop("body", None)
         result = await verb.handler(Call(request.app.state.memory, who, body, kwargs))
         content = verb.adapter.dump_json(result, by_alias=True)
@@ -120,9 +132,7 @@ def _endpoint(verb: Verb) -> Callable[..., Awaitable[Response]]:
     params = [
         inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request),
         inspect.Parameter(
-            "credentials",
-            inspect.Parameter.KEYWORD_ONLY,
-            annotation=Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+            "who", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[Principal, Depends(caller(verb.can))]
         ),
     ]
     params += [
