@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemonite import __version__
@@ -32,15 +33,18 @@ VERBS: tuple[Verb, ...] = (*episodic.VERBS, *semantic.VERBS, *graph.VERBS, *admi
 MAX_BODY_BYTES = 1 << 20  # 1 MiB: a fact is at most 20,000 characters, a batch of episodes fits easily
 
 
-class ProblemDetails(Model):
-    """An error answer (RFC 9457)."""
+class ProblemDetails(BaseModel):
+    """An error answer (RFC 9457); a validation failure adds ``errors``, one per problem."""
+
+    model_config = ConfigDict(extra="allow")
 
     type: str
     title: str
     status: int
     detail: str
     instance: str
-    error: str
+    error: str = Field(description="the exception's class, as a Python caller would catch it")
+    errors: list[dict[str, str]] | None = None
 
 
 class Liveness(Model):

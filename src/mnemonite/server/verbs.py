@@ -170,13 +170,14 @@ def add_routes(router: APIRouter | FastAPI, verbs: Iterable[Verb]) -> None:
 
 
 def _problems(verb: Verb) -> dict[int | str, dict[str, Any]]:
+    """The error answers a verb may give, each a problem-details body."""
     statuses = {401: "No API key, or an unknown or revoked one", 403: "The key lacks the capability or scope",
-                422: "The request failed validation", 413: "The body is larger than the server accepts"}  # fmt: skip
-    if verb.path_ids:
-        statuses[404] = "No such record in the key's scope"
+                404: "No such record in the key's scope", 413: "The body is larger than the server accepts",
+                422: "The request failed validation", 503: "The database or the model cannot be reached"}  # fmt: skip
+    if verb.can != "read":
+        statuses[409] = "The write conflicts with what memory holds"
     if verb.body is not None:
         statuses[400] = "The body is not valid JSON"
     ref = {"$ref": "#/components/schemas/ProblemDetails"}
-    return {
-        s: {"description": d, "content": {"application/problem+json": {"schema": ref}}} for s, d in statuses.items()
-    }
+    content = {"application/problem+json": {"schema": ref}}
+    return {status: {"description": text, "content": content} for status, text in sorted(statuses.items())}
