@@ -45,7 +45,15 @@ AGENT = "bench"
 WORDS = ("tea coffee jazz chess hiking Porto Berlin Lisbon python rust sailing piano cats dogs ramen tennis"
          " climbing opera sushi cycling").split()  # fmt: skip
 VERBS_OF_SPEECH = ("like", "love", "live in", "moved to", "work with", "prefer", "hate", "visited")
-GLOBAL = {"rules.list", "rules.add", "rules.remove", "rules.run", "health"}  # the operator's, not a tenant's
+GLOBAL = {
+    "rules.list",
+    "rules.add",
+    "rules.remove",
+    "rules.run",
+    "health",
+    "semantic.deltas",
+    "index",
+}  # the operator's, not a tenant's
 
 
 def percentile(samples: list[float], q: int) -> float:
@@ -188,6 +196,7 @@ def attempts_for(verb_name: str, victim: str, ids: dict[str, str], marker: str) 
         "episodic.recent": [{"params": named}],
         "episodic.search": [{"json": {"query": marker, **named}}],
         "episodic.get": [{}],
+        "episodic.salient": [{"params": named}, {"params": {}}],
         "episodic.purge": [{"json": {"reason": "intrusion"}}],
         "search": [{"json": {"query": marker, **named}}, {"json": {"query": marker}}],
         "semantic.remember": [{"json": {"text": "x", "agent": AGENT, **named}},
@@ -203,6 +212,11 @@ def attempts_for(verb_name: str, victim: str, ids: dict[str, str], marker: str) 
         "graph.create_entity": [{"json": {"name": "x", "entity_type": "t", "agent": AGENT, **named}}],
         "graph.entities": [{"params": {**named, "agent": AGENT}}, {"params": {"agent": AGENT}}],
         "graph.search_entities": [{"params": {"q": marker, "agent": AGENT, **named}}],
+        "graph.entity": [{"params": {"name": marker, "agent": AGENT, **named}},
+                         {"params": {"name": marker, "agent": AGENT}}],
+        "graph.edges": [{"params": {"end": "out"}}, {"params": {"end": "in"}}],
+        "graph.decay_all": [{"json": {"factor": 0.0, "agent": AGENT, **named}}],
+        "graph.touch": [{"json": {"fact_ids": [fact]}}],
         "graph.get_entity": [{}], "graph.delete_entity": [{}], "graph.neighbors": [{"params": {}}],
         "graph.update_entity": [{"json": {"name": "owned"}}],
         "graph.relate": [{"json": {"source": entity, "target": entity, "relation": "OWNS"}}],

@@ -107,6 +107,8 @@ def test_episodic_verbs_record_page_and_purge(service: Service) -> None:
         second = ok(http.get("/v1/episodes", params={"limit": 3, "offset": first["next_offset"]}))
         assert len(first["items"]) == 3 and len(second["items"]) == 2 and second["next_offset"] is None
         assert [e["session"] for e in ok(http.get("/v1/episodes", params={"session": "s1"}))["items"]] == ["s1"]
+        ranked = ok(http.get("/v1/episodes/salient", params={"limit": 2}))
+        assert len(ranked) == 2 and all(0 <= item["salience"] <= 1 for item in ranked)
         assert ok(http.get("/v1/episodes/e1"))["content"] == "first"
         purged = ok(http.post("/v1/episodes/e1/purge", json={"reason": "user asked"}))
         assert purged["episode_ids"] == ["e1"]
@@ -120,6 +122,9 @@ def test_graph_verbs(service: Service) -> None:
         edge = ok(http.post("/v1/edges", json={"source": ada["id"], "target": acme["id"], "relation": "WORKS_AT"}), 201)
         assert edge["relation"] == "WORKS_AT"
         assert ok(http.get(f"/v1/entities/{ada['id']}/neighbors"))[0]["target"] == acme["id"]
+        assert ok(http.get(f"/v1/entities/{ada['id']}/edges"))[0]["target"] == acme["id"]
+        assert ok(http.get(f"/v1/entities/{acme['id']}/edges", params={"end": "in"}))[0]["source"] == ada["id"]
+        assert ok(http.get("/v1/entities/by-name", params={"name": "ADA"}))["id"] == ada["id"]
         assert [e["name"] for e in ok(http.get("/v1/entities", params={"limit": 1}))["items"]] == ["Acme"]
         assert ok(http.get("/v1/entities/search", params={"q": "ada"}))[0]["id"] == ada["id"]
         changed = ok(http.patch(f"/v1/entities/{ada['id']}", json={"properties": {"role": "engineer"}}))
@@ -129,6 +134,8 @@ def test_graph_verbs(service: Service) -> None:
         context = ok(http.post("/v1/context", json={"entity": "Ada", "topic": "python"}))
         assert "Ada prefers async Python" in context["text"] and "WORKS_AT" in context["text"]
         assert ok(http.post("/v1/recall", json={"query": "python"}))[0]["fact"]["id"] == fact["id"]
+        assert ok(http.post("/v1/facts/touch", json={"fact_ids": [fact["id"]]})) == {"count": 1}
+        assert ok(http.post("/v1/graph/decay", json={"factor": 0.5})) == {"count": 1}
         merged = ok(http.post("/v1/facts/consolidate", json={"fact_ids": [fact["id"]], "text": "Ada: async"}), 201)
         assert merged["memory_type"] == "consolidation"
         assert ok(http.get("/v1/graph/stats"))["entities"] == 2
@@ -147,6 +154,9 @@ def test_admin_verbs_rules_runs_and_health(service: Service) -> None:
         run = ok(http.post("/v1/rules/nightly/run"))
         assert run["episodes_scanned"] == 1 and run["deltas_applied"] == 1
         assert ok(http.get("/v1/health"))["ok"] is True
+        logged = ok(http.get("/v1/deltas", params={"rule_id": "nightly"}))
+        assert [d["kind"] for d in logged["items"]] == ["add"]
+        assert ok(http.post("/v1/index"))["embedded"] >= 0
         ok(http.delete("/v1/rules/nightly"))
         assert ok(http.get("/v1/rules")) == []
     with service.client("alice_rag") as http:

@@ -45,6 +45,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "episodic.purge": {"reason": "test"},
     "graph.update_entity": {"name": "Mallory"},
     "graph.neighbors": {},
+    "graph.edges": {"end": "in"},
 }
 
 
@@ -85,6 +86,7 @@ def test_another_tenants_ids_are_404_on_every_route_that_takes_one(service: Serv
             ("POST", "/v1/facts", {"json": {"text": "I own it", "agent": "x" if intruder == "bob" else None,
                                             "entities": [{"entity_id": ids["entity_id"]}]}}),
             ("GET", "/v1/conflicts", {"params": {"fact_id": ids["fact_id"]}}),
+            ("POST", "/v1/facts/touch", {"json": {"fact_ids": [ids["fact_id"]]}}),
         ]  # fmt: skip
         for method, path, kwargs in cross:
             assert SECRET not in str(problem_of(http.request(method, path, **kwargs), 404)), path

@@ -12,6 +12,7 @@ from mnemonite.models.conflict import PurgeRecord
 from mnemonite.models.fact import MemoryType
 from mnemonite.models.search import SearchHit, Tier
 from mnemonite.server.verbs import Call, Page, Paged, Verb, page_of
+from mnemonite.tiers import SalientEpisode
 
 __all__ = ["VERBS"]
 
@@ -33,6 +34,15 @@ class RecentQuery(Paged):
     user: str | None = None
     agent: str | None = None
     session: str | None = None
+
+
+class SalientQuery(Model):
+    """The most salient episodes of the scope (recency of use, relevance, importance), best first."""
+
+    user: str | None = None
+    agent: str | None = None
+    session: str | None = None
+    limit: int = Field(default=10, ge=1, le=100)
 
 
 class EpisodeBatch(Model):
@@ -99,6 +109,12 @@ async def recent(call: Call[RecentQuery]) -> Page[Episode]:
     return page_of(episodes, q)
 
 
+async def salient(call: Call[SalientQuery]) -> list[SalientEpisode]:
+    """The scope's most salient episodes with their scores in [0, 1], best first."""
+    q = call.body
+    return await call.mem.episodic.salient(call.who.scope(user=q.user, agent=q.agent, session=q.session), limit=q.limit)
+
+
 async def get(call: Call[None]) -> Episode:
     """One episode of the scope by id."""
     return await call.who.episode(call.mem, call.ids["episode_id"])
@@ -136,6 +152,8 @@ VERBS: tuple[Verb, ...] = (
     Verb("episodic", "episodic.recent", "GET", "/v1/episodes", "read", recent, Page[Episode], query=RecentQuery),
     Verb("episodic", "episodic.search", "POST", "/v1/episodes/search", "read", search_episodes, list[SearchHit],
          body=EpisodeSearch),
+    Verb("episodic", "episodic.salient", "GET", "/v1/episodes/salient", "read", salient, list[SalientEpisode],
+         query=SalientQuery),
     Verb("episodic", "episodic.get", "GET", "/v1/episodes/{episode_id}", "read", get, Episode),
     Verb("episodic", "episodic.purge", "POST", "/v1/episodes/{episode_id}/purge", "admin", purge, PurgeRecord,
          body=PurgeBody),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -59,6 +59,39 @@ class EntitySearch(Model):
     agent: str | None = None
     q: str = Field(min_length=1, max_length=500)
     limit: int = Field(default=20, ge=1, le=1000)
+
+
+class NameQuery(Model):
+    """An entity of the scope by name (case-insensitive)."""
+
+    user: str | None = None
+    agent: str | None = None
+    name: str = Field(min_length=1, max_length=500)
+
+
+class EdgesQuery(Model):
+    """The edges leaving (``out``) or arriving at (``in``) an entity, oldest first."""
+
+    end: Literal["out", "in"] = "out"
+    limit: int = Field(default=100, ge=1, le=10_000)
+
+
+class DecayBody(ScopeFields):
+    """Multiply the stored salience of every current fact of the scope by ``factor``."""
+
+    factor: float = Field(ge=0.0, le=1.0)
+
+
+class TouchBody(Model):
+    """Count an access of each fact: access count, last access, salience boost."""
+
+    fact_ids: list[str] = Field(min_length=1, max_length=1000)
+
+
+class Count(Model):
+    """How many records the call changed."""
+
+    count: int
 
 
 class WalkQuery(Model):
@@ -153,6 +186,31 @@ async def search_entities(call: Call[EntitySearch]) -> list[Entity]:
     return await call.mem.graph.search_entities(scope, call.body.q, limit=call.body.limit)
 
 
+async def entity_by_name(call: Call[NameQuery]) -> Entity:
+    """An entity of the scope by name (case-insensitive)."""
+    return await call.mem.graph.entity(call.who.scope(user=call.body.user, agent=call.body.agent), call.body.name)
+
+
+async def edges(call: Call[EdgesQuery]) -> list[Edge]:
+    """The edges leaving or arriving at an entity, oldest first."""
+    found = await call.who.entity(call.mem, call.ids["entity_id"])
+    if call.body.end == "out":
+        return await call.mem.graph.edges_from(found.id, limit=call.body.limit)
+    return await call.mem.graph.edges_to(found.id, limit=call.body.limit)
+
+
+async def decay(call: Call[DecayBody]) -> Count:
+    """Decay the salience of every current fact of the scope by a factor in [0, 1]."""
+    scope = call.who.scope(user=call.body.user, agent=call.body.agent)
+    return Count(count=await call.mem.graph.decay_all(scope, call.body.factor))
+
+
+async def touch(call: Call[TouchBody]) -> Count:
+    """Count an access of each of the scope's facts named (salience boost, capped at 1)."""
+    ids = [(await call.who.fact(call.mem, fact_id)).id for fact_id in call.body.fact_ids]
+    return Count(count=await call.mem.graph.touch(ids))
+
+
 async def get_entity(call: Call[None]) -> Entity:
     """One entity of the scope by id."""
     return await call.who.entity(call.mem, call.ids["entity_id"])
@@ -231,17 +289,22 @@ VERBS: tuple[Verb, ...] = (
     Verb("graph", "graph.entities", "GET", "/v1/entities", "read", entities, Page[Entity], query=EntitiesQuery),
     Verb("graph", "graph.search_entities", "GET", "/v1/entities/search", "read", search_entities, list[Entity],
          query=EntitySearch),
+    Verb("graph", "graph.entity", "GET", "/v1/entities/by-name", "read", entity_by_name, Entity, query=NameQuery),
     Verb("graph", "graph.get_entity", "GET", "/v1/entities/{entity_id}", "read", get_entity, Entity),
     Verb("graph", "graph.update_entity", "PATCH", "/v1/entities/{entity_id}", "write", update_entity, Entity,
          body=EntityChange),
     Verb("graph", "graph.delete_entity", "DELETE", "/v1/entities/{entity_id}", "write", delete_entity, Removed),
     Verb("graph", "graph.neighbors", "GET", "/v1/entities/{entity_id}/neighbors", "read", neighbors, list[Edge],
          query=WalkQuery),
+    Verb("graph", "graph.edges", "GET", "/v1/entities/{entity_id}/edges", "read", edges, list[Edge],
+         query=EdgesQuery),
     Verb("graph", "graph.relate", "POST", "/v1/edges", "write", relate, Edge, body=EdgeBody, status=201),
     Verb("graph", "graph.unrelate", "DELETE", "/v1/edges", "write", unrelate, Removed, query=EdgeQuery),
     Verb("graph", "graph.recall", "POST", "/v1/recall", "read", recall, list[ScoredFact], body=RecallBody),
     Verb("graph", "graph.context_for", "POST", "/v1/context", "read", context, Context, body=ContextBody),
     Verb("graph", "graph.consolidate", "POST", "/v1/facts/consolidate", "write", consolidate, Fact,
          body=ConsolidateBody, status=201),
+    Verb("graph", "graph.decay_all", "POST", "/v1/graph/decay", "write", decay, Count, body=DecayBody),
+    Verb("graph", "graph.touch", "POST", "/v1/facts/touch", "write", touch, Count, body=TouchBody),
     Verb("graph", "graph.stats", "GET", "/v1/graph/stats", "read", stats, GraphStats, query=StatsQuery),
 )  # fmt: skip
