@@ -121,3 +121,18 @@ def test_streamable_http_refuses_without_an_active_key(served: tuple[str, dict[s
     answer = httpx.post(f"{base}/mcp/", json=initialize, headers=headers)
     assert answer.status_code == 401 and answer.headers["content-type"] == "application/problem+json"
     assert answer.json()["error"] == "AuthenticationError"
+
+
+@pytest.mark.parametrize(("host", "status"), [("127.0.0.1", 421), ("0.0.0.0", 200)])
+def test_dns_rebinding_protection_on_loopback_only(tmp_path: Path, host: str, status: int) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with SyncMemory.open(url, embedder=None) as mem:
+        secret = mem.keys.create("alice").secret
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    headers = {"Authorization": f"Bearer {secret}", "Accept": "application/json, text/event-stream",
+               "Host": "memory.example.com"}  # fmt: skip
+    with running(create_app(url, host=host)) as base:
+        answer = httpx.post(f"{base}/mcp/", json=initialize, headers=headers)
+    assert answer.status_code == status, answer.text

@@ -7,6 +7,7 @@ server keeps serving.
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -164,6 +165,26 @@ def test_a_client_cut_off_mid_body_leaves_nothing_behind(service: Service) -> No
         assert ok(http.get("/v1/facts"))["items"] == []
         assert ok(http.post("/v1/facts", json={"text": "I like jazz"}), 201)["fact"]["text"] == "I like jazz"
     assert httpx.get(f"{service.url}/health").json()["status"] == "ok"
+
+
+def test_a_client_gone_before_the_answer_leaves_a_whole_write(service: Service) -> None:
+    where = urlsplit(service.url)
+    body = b'{"text": "I moved to Lisbon"}'
+    head = (
+        f"POST /v1/facts HTTP/1.1\r\nHost: {where.netloc}\r\nAuthorization: Bearer {service.keys['alice_rag']}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    with socket.create_connection((where.hostname, where.port)) as raw:
+        raw.sendall(head.encode() + body)  # and hang up without reading the answer
+    with service.client("alice_rag") as http:
+        for _ in range(300):  # the write runs to its end (or not at all) after the client left
+            facts = ok(http.get("/v1/facts"))["items"]  # type: ignore[index]
+            if facts:
+                break
+            time.sleep(0.05)
+        assert [f["text"] for f in facts] == ["I moved to Lisbon"]
+        decisions = ok(http.get("/v1/conflicts"))["items"]  # type: ignore[index]
+        assert [d["fact_id"] for d in decisions] == [facts[0]["id"]]
 
 
 def test_the_database_going_away_is_503_and_the_server_recovers(postgres_url: str) -> None:

@@ -62,9 +62,11 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     verbs: Iterable[Verb] = VERBS,
     mcp: bool = True,
+    host: str = "127.0.0.1",
 ) -> FastAPI:
     """The HTTP API over the memory at ``memory_url`` (opened when the app starts, closed when it stops),
-    or over an open ``memory`` (left open). ``mcp=False`` leaves the MCP endpoint out."""
+    or over an open ``memory`` (left open). ``mcp=False`` leaves the MCP endpoint out; ``host`` is where
+    the server listens (on loopback, the MCP endpoint also refuses other Host headers: DNS rebinding)."""
     holder: dict[str, Memory] = {}
     mcp_server = build_mcp(lambda: holder["memory"]) if mcp else None
 
@@ -85,7 +87,9 @@ def create_app(
     app.add_api_route("/health", _liveness, methods=["GET"], response_model=Liveness, tags=["health"],
                       summary="Whether the server answers (no API key needed).")  # fmt: skip
     if mcp_server is not None:
-        endpoint = mcp_server.streamable_http_app(streamable_http_path="/", stateless_http=True, json_response=True)
+        endpoint = mcp_server.streamable_http_app(
+            streamable_http_path="/", stateless_http=True, json_response=True, host=host
+        )
         app.mount("/mcp", authenticated(endpoint, lambda: holder["memory"]))
     app.openapi = lambda: openapi(app)  # type: ignore[method-assign]
     app.add_middleware(BodyLimit, limit=max_body_bytes)
@@ -189,7 +193,7 @@ async def serve(
         await check_exposure(mem, host)
         if announce is not None:
             announce()
-        app = create_app(memory=mem)
+        app = create_app(memory=mem, host=host)
         server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on"))
         await server.serve()
     finally:
