@@ -55,6 +55,7 @@ bench: $(DEV)
 	$(PY) bench/conflicts.py
 	$(PY) bench/graph.py
 	$(PY) bench/scale.py --sizes 100000
+	$(PY) bench/server.py --requests 1000
 
 # The HTTP API's OpenAPI document, checked in (a test fails when it is stale).
 openapi: $(DEV)

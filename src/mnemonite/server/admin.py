@@ -1,26 +1,21 @@
 """The operator's verbs over HTTP (capability ``admin``): consolidation rules and runs, store health.
 
 Rules are the memory's, not one user's: a run consolidates every user's new episodes into
-their own facts, and its answer holds counts only, never another user's records.
+their own facts, and its answer holds counts only, never another user's records. The delta audit
+log holds every user's facts, so it is not served: a key reaches its own scope only (the CLI's
+``mnemonite deltas`` reads it on the database itself).
 """
 
 from __future__ import annotations
 
 from pydantic import AwareDatetime
 
-from mnemonite.models import ConsolidationRule, DeltaRecord, RuleState, StoreHealth
+from mnemonite.models import ConsolidationRule, RuleState, StoreHealth
 from mnemonite.models.base import Model
 from mnemonite.server.graph import Removed
-from mnemonite.server.verbs import Call, Page, Paged, Verb, page_of
+from mnemonite.server.verbs import Call, Verb
 
 __all__ = ["VERBS"]
-
-
-class DeltasQuery(Paged):
-    """The audit log of deltas, oldest first: of one rule, or those emitted but never applied."""
-
-    rule_id: str | None = None
-    pending: bool = False
 
 
 class Embedded(Model):
@@ -65,13 +60,6 @@ async def run_rule(call: Call[None]) -> RunSummary:
                       remaining=run.remaining)  # fmt: skip
 
 
-async def deltas(call: Call[DeltasQuery]) -> Page[DeltaRecord]:
-    """The audit log of every delta emitted or applied (every user's: the operator's view), paged."""
-    q = call.body
-    found = await call.mem.semantic.deltas(rule_id=q.rule_id, pending=q.pending, limit=q.offset + q.limit + 1)
-    return page_of(found, q)
-
-
 async def index(call: Call[None]) -> Embedded:
     """Embed every record that waits for a vector now, instead of in the background."""
     return Embedded(embedded=await call.mem.index())
@@ -87,7 +75,6 @@ VERBS: tuple[Verb, ...] = (
     Verb("admin", "rules.add", "POST", "/v1/rules", "admin", add_rule, RuleState, body=ConsolidationRule, status=201),
     Verb("admin", "rules.remove", "DELETE", "/v1/rules/{rule_id}", "admin", remove_rule, Removed),
     Verb("admin", "rules.run", "POST", "/v1/rules/{rule_id}/run", "admin", run_rule, RunSummary),
-    Verb("admin", "semantic.deltas", "GET", "/v1/deltas", "admin", deltas, Page[DeltaRecord], query=DeltasQuery),
     Verb("admin", "index", "POST", "/v1/index", "admin", index, Embedded),
     Verb("admin", "health", "GET", "/v1/health", "admin", health, StoreHealth),
 )  # fmt: skip
