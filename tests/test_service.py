@@ -96,3 +96,16 @@ def test_cli_serve_serves_until_stopped(tmp_path: Path) -> None:
         process.terminate()
         out, _ = process.communicate(timeout=30)
     assert json.loads(out)["url"] == f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("command", [["serve"], ["mcp", "--user", "alice"]])
+def test_without_the_server_extras_the_commands_say_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    for name in [name for name in sys.modules if name.startswith(("mnemonite.server", "fastapi", "mcp"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "fastapi", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    result = runner.invoke(app, [*command, "--db", str(tmp_path / "m.db")])
+    assert result.exit_code == 1 and "pip install 'mnemonite[server,mcp]'" in result.output
+    assert not (tmp_path / "m.db").exists()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -30,6 +32,19 @@ keys_app = typer.Typer(help="Create, list and revoke the server's API keys.", no
 app.add_typer(keys_app, name="keys")
 
 
+@contextmanager
+def _extras(command: str) -> Iterator[None]:
+    """A missing optional dependency says which extra to install."""
+    try:
+        yield
+    except ImportError as error:
+        from mnemonite.errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"mnemonite {command} needs the server extras: pip install 'mnemonite[server,mcp]' ({error})"
+        ) from None
+
+
 @app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on; beyond loopback only with an API key.")] = (
@@ -41,8 +56,9 @@ def serve(
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs) and MCP over streamable HTTP (at /mcp) until interrupted."""
     from mnemonite.config import MemoryConfig
-    from mnemonite.server import serve as run
 
+    with _extras("serve"):
+        from mnemonite.server import serve as run
     config = MemoryConfig.from_env(None, url=db or globals_().db)
 
     def announce() -> None:
@@ -61,8 +77,9 @@ def mcp(
 ) -> None:
     """Serve MCP over stdio for one user (for Claude Desktop, Cursor or any MCP host)."""
     from mnemonite.config import MemoryConfig
-    from mnemonite.server.mcp import serve_stdio
 
+    with _extras("mcp"):
+        from mnemonite.server.mcp import serve_stdio
     config = MemoryConfig.from_env(None, url=db or globals_().db)
     asyncio.run(serve_stdio(config, user=user, agent=agent))
 
