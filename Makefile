@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 RUNTIME := $(VENV)/.installed-runtime
 DEV     := $(VENV)/.installed-dev
 
-.PHONY: install demo test lint format bench clean
+.PHONY: install demo test lint format bench clean docs openapi
 
 $(PY):
 	@echo "==> creating the virtual environment $(VENV) with $(PYTHON)"
@@ -57,6 +57,15 @@ bench: $(DEV)
 	$(PY) bench/consolidate.py
 	$(PY) bench/scale.py --sizes 100000
 	$(PY) bench/reliability.py
+	$(PY) bench/server.py --requests 1000
+
+# The HTTP API's OpenAPI document, checked in (a test fails when it is stale).
+openapi: $(DEV)
+	$(PY) -c 'import json; from mnemonite.server import openapi_document; print(json.dumps(openapi_document(), indent=2))' > docs/openapi.json
+
+# The documentation site, built as CI builds it (warnings are errors).
+docs: $(DEV)
+	$(VENV)/bin/mkdocs build --strict --site-dir build/site
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache .hypothesis

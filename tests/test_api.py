@@ -10,7 +10,8 @@ import mnemonite
 from mnemonite import Memory, SyncMemory
 from mnemonite.consolidator.runner import Consolidator
 from mnemonite.graph import GraphMemory
-from mnemonite.sync import SyncConsolidator, SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
+from mnemonite.keys import ApiKeys
+from mnemonite.sync import SyncApiKeys, SyncConsolidator, SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
 from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
 from mnemonite.tiers import EpisodicTier, SemanticTier
 from mnemonite.tiers.procedural import ProceduralTier
@@ -41,6 +42,8 @@ EXPORTS = {
     "PhaseReport", "ConsolidatorStatus", "TopicEpisode",
     "Block", "BlockConflictError", "BlockLimitError", "BlockPatchError", "Group", "GroupAccessError", "Message",
     "Procedure", "ReadOnlyBlockError", "SessionEvent", "SharedItem",
+    # the server's API keys
+    "ApiKey", "ApiKeys", "IssuedKey", "AuthenticationError", "PermissionDeniedError", "InsecureServerError",
 }  # fmt: skip
 
 
@@ -70,6 +73,7 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (SessionTier, SyncSessionTier),
         (ProceduralTier, SyncProceduralTier),
         (SharedTier, SyncSharedTier),
+        (ApiKeys, SyncApiKeys),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 

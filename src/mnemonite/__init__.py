@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     # the agent tiers
     from mnemonite.errors import (
         AmbiguousIdError,
+        AuthenticationError,
         BlockConflictError,
         BlockLimitError,
         BlockPatchError,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         EpisodeConflictError,
         FactConflictError,
         GroupAccessError,
+        InsecureServerError,
         InvalidInputError,
         LLMProviderError,
         MemoryScopeError,
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
         MnemoniteError,
         NotADatabaseError,
         NotFoundError,
+        PermissionDeniedError,
         ReadOnlyBlockError,
         SchemaVersionError,
         StoreError,
@@ -54,6 +57,7 @@ if TYPE_CHECKING:
     )
     from mnemonite.graph import GraphMemory, allocate_memory_budget
     from mnemonite.judge import ConflictJudge, OpenAIJudge
+    from mnemonite.keys import ApiKeys
     from mnemonite.memory import Memory
     from mnemonite.models import (
         AddDelta,
@@ -80,6 +84,7 @@ if TYPE_CHECKING:
     from mnemonite.models.consolidator import ConsolidatorStatus, PhaseReport, TopicEpisode
     from mnemonite.models.fact import EntityLink
     from mnemonite.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
+    from mnemonite.models.keys import ApiKey, IssuedKey
     from mnemonite.models.messages import Message, SessionEvent
     from mnemonite.models.procedures import Procedure
     from mnemonite.models.search import SearchFilter, SearchHit
@@ -210,6 +215,13 @@ _WHERE: dict[str, str] = {
     "Procedure": "mnemonite.models.procedures",
     "Group": "mnemonite.models.shared",
     "SharedItem": "mnemonite.models.shared",
+    # the server's API keys
+    "AuthenticationError": "mnemonite.errors",
+    "InsecureServerError": "mnemonite.errors",
+    "PermissionDeniedError": "mnemonite.errors",
+    "ApiKeys": "mnemonite.keys",
+    "ApiKey": "mnemonite.models.keys",
+    "IssuedKey": "mnemonite.models.keys",
 }
 
 __version__ = "0.1.0"
@@ -321,6 +333,13 @@ __all__ = [
     "ReadOnlyBlockError",
     "SessionEvent",
     "SharedItem",
+    # the server's API keys
+    "ApiKey",
+    "ApiKeys",
+    "AuthenticationError",
+    "InsecureServerError",
+    "IssuedKey",
+    "PermissionDeniedError",
 ]
 
 

@@ -36,6 +36,14 @@ The agent tiers (working, session, procedural, shared) add::
     ReadOnlyBlockError              an edit of a read-only block
     GroupAccessError                a group the agent is not a member (or not an owner) of
 
+The service (HTTP API, MCP over HTTP) adds::
+
+    MnemoniteError
+    ├── AuthenticationError         no API key, or one that is unknown or revoked
+    ├── PermissionDeniedError       the key lacks the capability, or names another scope
+    └── ConfigurationError
+        └── InsecureServerError     asked to listen beyond loopback with no API key configured
+
 None of them subclasses ``ValueError``: pydantic would otherwise swallow them into its
 own ``ValidationError`` when raised from a validator, and the caller would lose the type.
 """
@@ -53,6 +61,7 @@ __all__ = [
     "BlockPatchError",
     "GroupAccessError",
     "ReadOnlyBlockError",
+    "AuthenticationError",
     "DatabaseNotFoundError",
     "ConfigurationError",
     "ConsolidationRuleError",
@@ -62,12 +71,14 @@ __all__ = [
     "EntityConflictError",
     "EpisodeConflictError",
     "FactConflictError",
+    "InsecureServerError",
     "InvalidInputError",
     "MemoryScopeError",
     "MnemoniteError",
     "MigrationNotSupported",
     "NotADatabaseError",
     "NotFoundError",
+    "PermissionDeniedError",
     "SchemaVersionError",
     "StoreError",
     "StoreUnavailableError",
@@ -194,3 +205,18 @@ class ReadOnlyBlockError(MnemoniteError):
 
 class GroupAccessError(MnemoniteError):
     """The agent is not a member of the group (or not an owner, for a change of members)."""
+
+
+# -- the service: API keys and where a server may listen ------------------------------------------
+
+
+class AuthenticationError(MnemoniteError):
+    """No API key was given, or the key is unknown or revoked (HTTP 401)."""
+
+
+class PermissionDeniedError(MnemoniteError):
+    """The API key lacks the capability a call needs, or the call names a scope the key is not bound to (HTTP 403)."""
+
+
+class InsecureServerError(ConfigurationError):
+    """The server was asked to listen beyond loopback while no API key exists: create one first."""

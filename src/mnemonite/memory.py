@@ -19,6 +19,7 @@ from mnemonite.embedding.indexer import Indexer, IndexProgress
 from mnemonite.embedding.registry import attach, retire_readable
 from mnemonite.errors import NotFoundError
 from mnemonite.graph import GraphMemory
+from mnemonite.keys import ApiKeys
 from mnemonite.models import ConsolidationRule, ConsolidationRun, MigrationPlan, RuleState, StoreHealth
 from mnemonite.models.fact import MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit, Tier
@@ -83,6 +84,7 @@ class Memory:
         self.consolidator = Consolidator(
             store, self.semantic, config.consolidator, procedural=self.procedural, shared=self.shared
         )
+        self.keys = ApiKeys(store)
 
     @classmethod
     async def open(

@@ -20,6 +20,7 @@ from mnemonite.embedding.base import Embedder
 from mnemonite.embedding.indexer import IndexProgress
 from mnemonite.graph import GraphMemory
 from mnemonite.judge import ConflictJudge
+from mnemonite.keys import ApiKeys
 from mnemonite.memory import _DEFAULT, Memory, Progress
 from mnemonite.models import (
     ConsolidationRule,
@@ -46,6 +47,7 @@ from mnemonite.models.graph import (
     RecallOptions,
     ScoredFact,
 )
+from mnemonite.models.keys import ApiKey, IssuedKey
 from mnemonite.models.search import SearchHit, Tier
 from mnemonite.salience import SalienceContext, SalienceScorer
 from mnemonite.scope import Scope
@@ -437,6 +439,35 @@ class SyncConsolidator:
             future.result()
 
 
+class SyncApiKeys:
+    """Blocking ``mem.keys``."""
+
+    def __init__(self, keys: ApiKeys, loop: _Loop) -> None:
+        self._keys, self._run = keys, loop.run
+
+    def create(
+        self,
+        user: str,
+        *,
+        agent: str | None = None,
+        can: str | Iterable[str] = ("read", "write"),
+        label: str | None = None,
+    ) -> IssuedKey:
+        return self._run(self._keys.create(user, agent=agent, can=can, label=label))
+
+    def all(self, user: str | None = None) -> list[ApiKey]:
+        return self._run(self._keys.all(user))
+
+    def revoke(self, key_id: str) -> ApiKey:
+        return self._run(self._keys.revoke(key_id))
+
+    def active(self) -> int:
+        return self._run(self._keys.active())
+
+    def authenticate(self, secret: str | None) -> ApiKey:
+        return self._run(self._keys.authenticate(secret))
+
+
 class SyncMemory:
     """Blocking `Memory`: ``with SyncMemory.open("sqlite:///memory.db") as mem: ...``."""
 
@@ -452,6 +483,8 @@ class SyncMemory:
         self.session = SyncSessionTier(memory.session, loop)
         self.procedural = SyncProceduralTier(memory.procedural, loop)
         self.shared = SyncSharedTier(memory.shared, loop)
+
+        self.keys = SyncApiKeys(memory.keys, loop)
 
     @classmethod
     def open(

@@ -8,7 +8,20 @@ object per line and ``--csv`` CSV with a header, where rows come out.
 
 from __future__ import annotations
 
-from mnemonite.cli import admin, backup, blocks, episodes, facts, graph, groups, procedures, rules, search, session
+from mnemonite.cli import (
+    admin,
+    backup,
+    blocks,
+    episodes,
+    facts,
+    graph,
+    groups,
+    procedures,
+    rules,
+    search,
+    server,
+    session,
+)
 from mnemonite.cli._app import app
 
 __all__ = ["app", "main"]
@@ -20,6 +33,7 @@ _COMMAND_GROUPS = (
     graph,
     rules,
     search,
+    server,
     blocks,
     session,
     procedures,

@@ -34,6 +34,7 @@ from mnemonite.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecor
 from mnemonite.models.consolidator import ClaimedJob, JobCounts, TopicEpisode, Turn, Usage
 from mnemonite.models.fact import FactFilter
 from mnemonite.models.graph import Direction, Edge, Entity, GraphStats, RecallOptions
+from mnemonite.models.keys import ApiKey
 from mnemonite.models.messages import EventKind, Message, SessionEvent
 from mnemonite.models.procedures import Procedure
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
@@ -47,6 +48,7 @@ __all__ = [
     "ConsolidatorStore",
     "FactStore",
     "FileBackupStore",
+    "KeyStore",
     "MemoryStore",
     "RecentOrder",
     "SearchStore",
@@ -273,8 +275,29 @@ class AgentTierStore(Protocol):
     async def fact_in_scope(self, user: str, agent: str, fact_id: str) -> Fact: ...
 
 
+# -- the server's API keys --------------------------------------------------------------------------
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """API keys: only the hash of a secret is stored; a key is found by that hash."""
+
+    async def create_key(self, key: ApiKey, secret_hash: str) -> None: ...
+    async def key_by_hash(self, secret_hash: str) -> ApiKey | None: ...
+    async def keys(self, user: str | None) -> list[ApiKey]: ...
+    async def revoke_key(self, key_id: str, now: datetime) -> ApiKey | None: ...
+
+
 class Store(
-    MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, ConsolidatorStore, AgentTierStore, Protocol
+    MemoryStore,
+    FactStore,
+    ConflictStore,
+    SearchStore,
+    GraphStore,
+    ConsolidatorStore,
+    AgentTierStore,
+    KeyStore,
+    Protocol,
 ):
     """Everything `Memory` needs from a backend."""
 

@@ -52,6 +52,7 @@ from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_consolidator import ConsolidatorMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
+from mnemonite.store.sql_keys import KeyMethods
 from mnemonite.store.sql_procedural import ProceduralMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_replay import ReplayMethods
@@ -78,6 +79,7 @@ SCHEMA_FILES = (
     (7, "007_recent.sql"),
     (8, "008_episode_purges.sql"),
     (9, "009_agent_tiers.sql"),
+    (11, "011_api_keys.sql"),
     (12, "012_consolidator.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
@@ -163,6 +165,7 @@ class PostgresMemoryStore(
     ReplayMethods,
     ProceduralMethods,
     SharedMethods,
+    KeyMethods,
 ):
     """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
     that gives no connection within ``timeout`` seconds counts as unreachable.
@@ -294,7 +297,7 @@ class PostgresMemoryStore(
     async def drop_tables(self) -> None:
         """Drop every mnemonite table of the database, with all memories in it (``mnemonite demo --fresh``)."""
         psycopg, _ = _drivers()
-        tables = ", ".join(["schema_version", *(table for table, _ in TABLES)])
+        tables = ", ".join(["schema_version", "api_keys", *(table for table, _ in TABLES)])
         try:
             async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
                 await db.execute(f"DROP TABLE IF EXISTS {tables} CASCADE")

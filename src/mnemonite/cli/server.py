@@ -1,0 +1,135 @@
+"""``mnemonite serve``, ``mnemonite mcp`` and ``mnemonite keys ...``: the memory as a service."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+import typer
+
+from mnemonite.cli._app import app
+from mnemonite.cli._common import (
+    CsvOption,
+    DbOption,
+    JsonOption,
+    NlOption,
+    OptionalAgent,
+    UserOption,
+    e,
+    emit_one,
+    emit_rows,
+    err,
+    globals_,
+    minute,
+    opened,
+    say,
+    table,
+)
+
+keys_app = typer.Typer(help="Create, list and revoke the server's API keys.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@contextmanager
+def _extras(command: str) -> Iterator[None]:
+    """A missing optional dependency says which extra to install."""
+    try:
+        yield
+    except ImportError as error:
+        from mnemonite.errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"mnemonite {command} needs the server extras: pip install 'mnemonite[server,mcp]' ({error})"
+        ) from None
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on; beyond loopback only with an API key.")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8765,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Serve the HTTP API (OpenAPI at /docs) and MCP over streamable HTTP (at /mcp) until interrupted."""
+    from mnemonite.config import MemoryConfig
+
+    with _extras("serve"):
+        from mnemonite.server import serve as run
+    config = MemoryConfig.from_env(None, url=db or globals_().db)
+
+    def announce() -> None:
+        if not emit_one({"url": f"http://{host}:{port}", "mcp": f"http://{host}:{port}/mcp/"}, as_json=as_json):
+            err.print(f"serving {e(config.url)} on http://{e(host)}:{port} (MCP at /mcp/; Ctrl-C stops)")
+
+    asyncio.run(run(None, host=host, port=port, config=config, log_level="warning", announce=announce))
+
+
+@app.command()
+def mcp(
+    user: UserOption,
+    agent: Annotated[str, typer.Option("--agent", "-a", help="Agent id the facts are kept under.")] = "mcp",
+    as_json: Annotated[bool, typer.Option("--json", help="Accepted for symmetry: stdout is the protocol.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Serve MCP over stdio for one user (for Claude Desktop, Cursor or any MCP host)."""
+    from mnemonite.config import MemoryConfig
+
+    with _extras("mcp"):
+        from mnemonite.server.mcp import serve_stdio
+    config = MemoryConfig.from_env(None, url=db or globals_().db)
+    asyncio.run(serve_stdio(config, user=user, agent=agent))
+
+
+@keys_app.command("create")
+def keys_create(
+    user: UserOption,
+    agent: OptionalAgent = None,
+    can: Annotated[str, typer.Option(help="Capabilities, comma-separated: read, write, admin.")] = "read,write",
+    label: Annotated[str | None, typer.Option(help="A note on what the key is for.")] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Create an API key bound to a user (and agent); its secret is printed this once."""
+    with opened(db, create=True) as mem:
+        issued = mem.keys.create(user, agent=agent, can=can, label=label)
+    if emit_one(issued, as_json=as_json):
+        return
+    key = issued.key
+    say(f"key [bold]{e(key.id)}[/] for user {e(key.user)}" + (f", agent {e(key.agent)}" if key.agent else "")
+        + f" can {e(','.join(key.capabilities))}")  # fmt: skip
+    say(f"secret (shown once, keep it safe): {e(issued.secret)}")
+
+
+@keys_app.command("list")
+def keys_list(
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user's keys.")] = None,
+    as_json: JsonOption = False,
+    nl: NlOption = False,
+    as_csv: CsvOption = False,
+    db: DbOption = None,
+) -> None:
+    """API keys, revoked ones included, without their secrets."""
+    with opened(db, create=False) as mem:
+        keys = mem.keys.all(user)
+    if emit_rows(keys, as_json=as_json, nl=nl, as_csv=as_csv):
+        return
+    rows = [(k.id, k.user, k.agent or "(any)", ",".join(k.capabilities), k.label or "", minute(k.created_at),
+             minute(k.revoked_at) if k.revoked_at else "") for k in keys]  # fmt: skip
+    table(("id", "user", "agent", "can", "label", "created", "revoked"), rows)
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key's id (see: mnemonite keys list).")],
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Revoke an API key: requests with it are refused from now on."""
+    with opened(db, create=False) as mem:
+        key = mem.keys.revoke(key_id)
+    if not emit_one(key, as_json=as_json):
+        say(f"key {e(key.id)} revoked")

@@ -1,0 +1,10 @@
+"""mnemonite as a service: the HTTP API (FastAPI), the MCP server and API-key authentication.
+
+Needs the ``server`` and ``mcp`` extras: ``pip install "mnemonite[server,mcp]"``.
+"""
+
+from __future__ import annotations
+
+from mnemonite.server.http import VERBS, check_exposure, create_app, openapi_document, serve
+
+__all__ = ["VERBS", "check_exposure", "create_app", "openapi_document", "serve"]

@@ -1,0 +1,200 @@
+"""The HTTP API: `create_app` builds the FastAPI application, `serve` runs it with uvicorn.
+
+Routes come from the verb tables of each tier (`mnemonite.server.verbs`); the MCP endpoint
+(streamable HTTP, API-key authenticated) is mounted at ``/mcp``. Bodies larger than
+``max_body_bytes`` are refused with 413 before they are read whole.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mnemonite import __version__
+from mnemonite.config import MemoryConfig
+from mnemonite.errors import InsecureServerError
+from mnemonite.memory import Memory
+from mnemonite.models.base import Model
+from mnemonite.server import admin, episodic, graph, semantic
+from mnemonite.server.mcp import authenticated, build_mcp
+from mnemonite.server.problems import HANDLERS, problem
+from mnemonite.server.verbs import Verb, add_routes
+
+__all__ = ["VERBS", "check_exposure", "create_app", "openapi", "openapi_document", "serve"]
+
+VERBS: tuple[Verb, ...] = (*episodic.VERBS, *semantic.VERBS, *graph.VERBS, *admin.VERBS)
+MAX_BODY_BYTES = 1 << 20  # 1 MiB: a fact is at most 20,000 characters, a batch of episodes fits easily
+
+
+class ProblemDetails(BaseModel):
+    """An error answer (RFC 9457); a validation failure adds ``errors``, one per problem."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str
+    error: str = Field(description="the exception's class, as a Python caller would catch it")
+    errors: list[dict[str, str]] | None = None
+
+
+class Liveness(Model):
+    """The server answers."""
+
+    status: str
+    version: str
+
+
+def create_app(
+    memory_url: str | None = None,
+    *,
+    config: MemoryConfig | None = None,
+    memory: Memory | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    verbs: Iterable[Verb] = VERBS,
+    mcp: bool = True,
+    host: str = "127.0.0.1",
+) -> FastAPI:
+    """The HTTP API over the memory at ``memory_url`` (opened when the app starts, closed when it stops),
+    or over an open ``memory`` (left open). ``mcp=False`` leaves the MCP endpoint out; ``host`` is where
+    the server listens (on loopback, the MCP endpoint also refuses other Host headers: DNS rebinding)."""
+    holder: dict[str, Memory] = {}
+    mcp_server = build_mcp(lambda: holder["memory"]) if mcp else None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            opened = memory or await Memory.open(memory_url, config=config)
+            if memory is None:
+                stack.push_async_callback(opened.close)
+            holder["memory"] = app.state.memory = opened
+            if mcp_server is not None:
+                await stack.enter_async_context(mcp_server.session_manager.run())
+            yield
+
+    app = FastAPI(title="mnemonite", version=__version__, lifespan=lifespan, exception_handlers=HANDLERS,
+                  description="Layered long-term memory for AI agents, over HTTP.")  # fmt: skip
+    add_routes(app, verbs)
+    app.add_api_route("/health", _liveness, methods=["GET"], response_model=Liveness, tags=["health"],
+                      summary="Whether the server answers (no API key needed).")  # fmt: skip
+    if mcp_server is not None:
+        endpoint = mcp_server.streamable_http_app(
+            streamable_http_path="/", stateless_http=True, json_response=True, host=host
+        )
+        app.mount("/mcp", authenticated(endpoint, lambda: holder["memory"]))
+    app.openapi = lambda: openapi(app)  # type: ignore[method-assign]
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
+    return app
+
+
+async def _liveness() -> Liveness:
+    return Liveness(status="ok", version=__version__)
+
+
+def openapi(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document of the app, with the problem-details schema its errors refer to."""
+    if app.openapi_schema is None:
+        schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        schema.setdefault("components", {}).setdefault("schemas", {})["ProblemDetails"] = (
+            ProblemDetails.model_json_schema()
+        )
+        app.openapi_schema = schema
+    return app.openapi_schema
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI document of the default app (what ``docs/openapi.json`` holds: ``make openapi``)."""
+    return openapi(create_app("sqlite:///:memory:"))
+
+
+class BodyLimit:
+    """Refuse request bodies over ``limit`` bytes with 413: by Content-Length at once, else while reading."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            status, detail = (413, f"the body is larger than {self.limit:,} bytes") if declared.isdigit() else (
+                400, "the Content-Length header is not a number")  # fmt: skip
+            await problem(status, detail, scope["path"], "RequestError")(scope, receive, send)
+            return
+        seen, refused = 0, False
+
+        async def counted() -> Message:
+            nonlocal seen, refused
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit and not refused:
+                # Answer now and tell the app the client left: whatever it answers after is dropped.
+                refused = True
+                await problem(413, f"the body is larger than {self.limit:,} bytes", scope["path"], "RequestError")(
+                    scope, receive, send
+                )
+                return {"type": "http.disconnect"}
+            return message
+
+        async def sent(message: Message) -> None:
+            if not refused:
+                await send(message)
+
+        await self.app(scope, counted, sent)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only listens on this machine (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+async def check_exposure(mem: Memory, host: str) -> None:
+    """`InsecureServerError` when ``host`` reaches beyond loopback and no active API key exists."""
+    if not is_loopback(host) and await mem.keys.active() == 0:
+        raise InsecureServerError(
+            f"refusing to listen on {host}: there is no API key, so anyone on the network could read and write"
+            " every memory; create one (mnemonite keys create --user ... --can read,write) or listen on 127.0.0.1"
+        )
+
+
+async def serve(
+    memory_url: str | None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    config: MemoryConfig | None = None,
+    log_level: str = "info",
+    announce: Callable[[], object] | None = None,
+) -> None:
+    """Serve the HTTP API (and MCP at ``/mcp``) until interrupted; see `check_exposure`.
+
+    ``announce`` is called once the exposure check passed, before the server starts listening.
+    """
+    import uvicorn
+
+    mem = await Memory.open(memory_url, config=config)
+    try:
+        await check_exposure(mem, host)
+        if announce is not None:
+            announce()
+        app = create_app(memory=mem, host=host)
+        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on"))
+        await server.serve()
+    finally:
+        await mem.close()

@@ -1,0 +1,98 @@
+"""Errors as HTTP answers: each `MnemoniteError` maps to a status, with an RFC 9457 problem-details body.
+
+The body is ``{"type", "title", "status", "detail", "instance", "error"}`` (``error``: the
+exception's class name, the same type a Python caller would catch) as ``application/problem+json``.
+An unexpected exception is a 500 whose body says nothing about the server's insides.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+import orjson
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+
+from mnemonite import errors
+
+__all__ = ["HANDLERS", "problem", "status_of"]
+
+log = logging.getLogger("mnemonite.server")
+
+MEDIA_TYPE = "application/problem+json"
+DOCS = "https://mnemonite.github.io/mnemonite/errors/"
+
+# Most specific first: the first class an error is an instance of decides.
+_STATUS: tuple[tuple[type[errors.MnemoniteError], int], ...] = (
+    (errors.AuthenticationError, 401),
+    (errors.PermissionDeniedError, 403),
+    (errors.NotFoundError, 404),
+    (errors.FactConflictError, 409),
+    (errors.EpisodeConflictError, 409),
+    (errors.EntityConflictError, 409),
+    (errors.InvalidInputError, 422),
+    (errors.MemoryScopeError, 422),
+    (errors.ConsolidationRuleError, 422),
+    (errors.StoreUnavailableError, 503),
+    (errors.EmbeddingError, 503),
+)
+
+
+def status_of(error: BaseException) -> int:
+    """The HTTP status of an error mnemonite raised on purpose (500 for anything else)."""
+    for kind, status in _STATUS:
+        if isinstance(error, kind):
+            return status
+    return 500
+
+
+def problem(status: int, detail: str, instance: str, error: str, **extra: Any) -> Response:
+    """A problem-details response."""
+    body = {"type": f"{DOCS}#{error.lower()}", "title": HTTPStatus(status).phrase, "status": status,
+            "detail": detail, "instance": instance, "error": error, **extra}  # fmt: skip
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return Response(orjson.dumps(body), status_code=status, media_type=MEDIA_TYPE, headers=headers)
+
+
+async def on_library_error(request: Request, error: Exception) -> Response:
+    """A `MnemoniteError` raised by a call: its mapped status and message."""
+    status = status_of(error)
+    if status == 500:
+        log.error("request %s failed: %s", request.url.path, error, exc_info=error)
+    detail = str(error) if status != 500 else "the server could not complete the request; see its log"
+    return problem(status, detail, request.url.path, type(error).__name__)
+
+
+async def on_http_error(request: Request, error: Exception) -> Response:
+    """Starlette's own failures (no such route, method not allowed) in the same shape."""
+    assert isinstance(error, HTTPException)
+    return problem(error.status_code, str(error.detail), request.url.path, "RequestError")
+
+
+async def on_validation_error(request: Request, error: Exception) -> Response:
+    """A request FastAPI could not parse: malformed JSON is 400, a body of the wrong shape 422."""
+    assert isinstance(error, RequestValidationError)
+    problems = [{"where": ".".join(str(p) for p in item.get("loc", ())), "message": str(item.get("msg", ""))}
+                for item in error.errors()]  # fmt: skip
+    malformed = any(item.get("type") == "json_invalid" for item in error.errors())
+    detail = "; ".join(f"{p['where']}: {p['message']}" for p in problems)
+    if malformed:
+        return problem(400, f"the body is not valid JSON: {detail}", request.url.path, "MalformedJSON")
+    return problem(422, detail, request.url.path, "InvalidInputError", errors=problems)
+
+
+async def on_unexpected(request: Request, error: Exception) -> Response:
+    log.error("request %s failed", request.url.path, exc_info=error)
+    return problem(500, "the server could not complete the request; see its log", request.url.path, "InternalError")
+
+
+HANDLERS: dict[Any, Any] = {
+    errors.MnemoniteError: on_library_error,
+    HTTPException: on_http_error,
+    RequestValidationError: on_validation_error,
+    Exception: on_unexpected,
+}
