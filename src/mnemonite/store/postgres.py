@@ -280,14 +280,16 @@ class PostgresMemoryStore(
             "CREATE TABLE IF NOT EXISTS schema_version (kind TEXT NOT NULL, version INTEGER NOT NULL,"
             " description TEXT NOT NULL, body TEXT, applied_at TEXT NOT NULL, PRIMARY KEY (kind, version))"
         )
-        cursor = await db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version WHERE kind = 'base'")
-        current = (await cursor.fetchone() or (0,))[0]
+        cursor = await db.execute("SELECT version FROM schema_version WHERE kind = 'base'")
+        applied = {int(row[0]) for row in await cursor.fetchall()}
+        current = max(applied, default=0)
         if current > SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"database schema version {current} is newer than this mnemonite ({SCHEMA_VERSION}); upgrade mnemonite"
             )
+        # every shipped file not applied yet, in order: numbers need not be contiguous in a database's history
         for version, name in SCHEMA_FILES:
-            if version > current:
+            if version not in applied:
                 await db.execute(resources.files("mnemonite.store").joinpath("schema/postgres", name).read_text())
                 await db.execute(
                     "INSERT INTO schema_version (kind, version, description, applied_at) VALUES ('base', %s, %s, %s)",
@@ -297,7 +299,8 @@ class PostgresMemoryStore(
     async def drop_tables(self) -> None:
         """Drop every mnemonite table of the database, with all memories in it (``mnemonite demo --fresh``)."""
         psycopg, _ = _drivers()
-        tables = ", ".join(["schema_version", "api_keys", *(table for table, _ in TABLES)])
+        bookkeeping = ["consolidator_jobs", "consolidator_scan", "consolidator_usage", "consolidator_episodes"]
+        tables = ", ".join(["schema_version", "api_keys", *bookkeeping, *(table for table, _ in TABLES)])
         try:
             async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
                 await db.execute(f"DROP TABLE IF EXISTS {tables} CASCADE")

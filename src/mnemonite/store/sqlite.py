@@ -146,13 +146,16 @@ class SQLiteMemoryStore(
             "CREATE TABLE IF NOT EXISTS schema_version (kind TEXT NOT NULL, version INTEGER NOT NULL,"
             " description TEXT NOT NULL, body TEXT, applied_at TEXT NOT NULL, PRIMARY KEY (kind, version))"
         )
-        current = (await _scalars(db, "SELECT COALESCE(MAX(version), 0) FROM schema_version WHERE kind = 'base'"))[0]
+        cursor = await db.execute("SELECT version FROM schema_version WHERE kind = 'base'")
+        applied = {int(row[0]) for row in await cursor.fetchall()}
+        current = max(applied, default=0)
         if current > SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"database schema version {current} is newer than this mnemonite ({SCHEMA_VERSION}); upgrade mnemonite"
             )
+        # every shipped file not applied yet, in order: numbers need not be contiguous in a database's history
         for version, name in SCHEMA_FILES:
-            if version > current:
+            if version not in applied:
                 for statement in _schema_statements(name):
                     await db.execute(statement)
                 await db.execute(
