@@ -30,6 +30,8 @@ EXPORTS = {
     "SalienceConfig", "ScoredFact", "TokenCounter", "allocate_memory_budget", "boost_salience", "combine_scores",
     "compute_salience", "rank_by_salience", "StoreUnavailableError", "AmbiguousIdError", "DatabaseNotFoundError",
     "NotADatabaseError",
+    # sensitivity, redaction and the memory tools
+    "Reveal", "Sensitivity", "SensitivityDefaults", "SensitivityError",
 }  # fmt: skip
 
 

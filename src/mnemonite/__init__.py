@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mnemonite.config import MemoryConfig
+    from mnemonite.config import MemoryConfig, SensitivityDefaults
     from mnemonite.conflicts import LocalePack, define_locale_pack
     from mnemonite.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
     from mnemonite.embedding.indexer import IndexProgress
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         NotADatabaseError,
         NotFoundError,
         SchemaVersionError,
+        SensitivityError,
         StoreError,
         StoreUnavailableError,
     )
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from mnemonite.models.fact import EntityLink
     from mnemonite.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
     from mnemonite.models.search import SearchFilter, SearchHit
+    from mnemonite.privacy import Reveal, Sensitivity
     from mnemonite.salience import (
         RuleBasedScorer,
         SalienceConfig,
@@ -164,6 +166,11 @@ _WHERE: dict[str, str] = {
     "SyncMemory": "mnemonite.sync",
     "SalientEpisode": "mnemonite.tiers",
     "TokenCounter": "mnemonite.tokens",
+    # sensitivity, redaction and the memory tools
+    "SensitivityDefaults": "mnemonite.config",
+    "SensitivityError": "mnemonite.errors",
+    "Reveal": "mnemonite.privacy",
+    "Sensitivity": "mnemonite.privacy",
 }
 
 __version__ = "0.1.0"
@@ -250,6 +257,11 @@ __all__ = [
     "define_locale_pack",
     "parse_delta",
     "rank_by_salience",
+    # sensitivity, redaction and the memory tools
+    "Reveal",
+    "Sensitivity",
+    "SensitivityDefaults",
+    "SensitivityError",
 ]
 
 

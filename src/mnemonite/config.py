@@ -13,10 +13,26 @@ from pydantic import Field
 from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import ConflictThresholds
+from mnemonite.privacy import SensitivityField
 from mnemonite.salience import SalienceConfig
 from mnemonite.search.hybrid import CACHE_BYTES, SearchOptions
 
 DEFAULT_URL = "sqlite:///mnemonite.db"
+
+
+class SensitivityDefaults(Model):
+    """The sensitivity a record gets when its write does not say (``public``, ``internal``, ``secret``), per tier."""
+
+    error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
+
+    working: SensitivityField = "internal"
+    session: SensitivityField = "internal"
+    episodic: SensitivityField = "internal"
+    semantic: SensitivityField = "internal"
+    procedural: SensitivityField = "internal"
+    shared: SensitivityField = "internal"
+
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -43,6 +59,8 @@ class MemoryConfig(Model):
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
     - ``salience``: the decay/boost engine of facts (`SalienceConfig`: decay rate per day, boost
       per access, min salience, consolidation decay).
+    - ``sensitivity``: the default sensitivity of each tier's writes (`SensitivityDefaults`). Nothing
+      here turns redaction off: secret text is shown only to a call given a `Reveal`.
     """
 
     error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
@@ -60,6 +78,7 @@ class MemoryConfig(Model):
     locale: str = Field(default="en", min_length=1)
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)
+    sensitivity: SensitivityDefaults = Field(default_factory=SensitivityDefaults)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:

@@ -7,7 +7,8 @@ Every error mnemonite raises on purpose derives from :class:`MnemoniteError`, so
     ├── ConfigurationError          bad URL, unknown backend, bad option
     ├── InvalidInputError           a value failed validation at the API boundary
     │   ├── DeltaValidationError    a MemoryDelta is malformed (missing provenance, unknown kind)
-    │   └── AmbiguousIdError        an id prefix matches several records
+    │   ├── AmbiguousIdError        an id prefix matches several records
+    │   └── SensitivityError        a sensitivity other than public, internal, secret
     ├── MemoryScopeError            an empty or inconsistent (user, session, agent) scope
     ├── ConsolidationRuleError      a malformed rule: cadence, cron, when_filter
     ├── FactConflictError           `replaces` cannot be resolved to exactly one active fact
@@ -47,6 +48,7 @@ __all__ = [
     "NotADatabaseError",
     "NotFoundError",
     "SchemaVersionError",
+    "SensitivityError",
     "StoreError",
     "StoreUnavailableError",
 ]
@@ -70,6 +72,10 @@ class DeltaValidationError(InvalidInputError):
 
 class AmbiguousIdError(InvalidInputError):
     """An id prefix matches more than one record; give more characters."""
+
+
+class SensitivityError(InvalidInputError):
+    """A sensitivity value other than ``public``, ``internal`` or ``secret``."""
 
 
 class MemoryScopeError(MnemoniteError):

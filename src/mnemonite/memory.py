@@ -54,7 +54,12 @@ class Memory:
         self._indexer = Indexer(store, readers[0]) if readers else None
         self._engine = SearchEngine(store, readers, config.search, cache_bytes=config.search_cache_bytes)
         self.episodic = EpisodicTier(
-            store, track_access=config.track_access, after_put=self._after_put, scorer=scorer, engine=self._engine
+            store,
+            track_access=config.track_access,
+            after_put=self._after_put,
+            scorer=scorer,
+            engine=self._engine,
+            sensitivity=config.sensitivity.episodic,
         )
         self.semantic = SemanticTier(
             store,
@@ -63,6 +68,7 @@ class Memory:
             indexer=self._indexer,
             locale=config.locale,
             thresholds=config.conflicts,
+            sensitivity=config.sensitivity.semantic,
         )
         self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
 

@@ -42,6 +42,7 @@ from mnemonite.models.graph import (
     ScoredFact,
 )
 from mnemonite.models.search import SearchHit, Tier
+from mnemonite.privacy import Sensitivity
 from mnemonite.salience import SalienceContext, SalienceScorer
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
@@ -197,13 +198,14 @@ class SyncSemanticTier:
         rule_id: str = "remember",
         event_date: datetime | None = None,
         event_date_confidence: EventDateConfidence | None = None,
+        sensitivity: Sensitivity | None = None,
     ) -> ConflictDecision:
         return self._run(
             self._tier.remember_with_decision(
                 scope, text, memory_type=memory_type, subject=subject, predicate=predicate, object=object,
                 tags=tags, valid_from=valid_from, source_episode_ids=source_episode_ids, confidence=confidence,
                 entities=entities, summary=summary, payload=payload, rule_id=rule_id, event_date=event_date,
-                event_date_confidence=event_date_confidence,
+                event_date_confidence=event_date_confidence, sensitivity=sensitivity,
             )
         )  # fmt: skip
 

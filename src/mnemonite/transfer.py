@@ -9,6 +9,12 @@ the indexer's positions stay valid; facts keep their whole history (superseded a
 versions, lineage), and the delta and decision logs come along. The same memory gives the same
 row lines, hence the same hash, from SQLite and from PostgreSQL.
 
+Secret text is redacted by default (see `mnemonite.privacy`): the content of secret episodes, the
+text of secret facts and the audit rows (deltas, decisions) that quote them become a marker, and
+the header says ``"redacted": true``. Such a file is for sharing, not for restoring: `import_memory`
+refuses it. A backup that restores everything is written with an explicit capability,
+``export_memory(url, path, reveal=Reveal("backup"))`` (``mnemonite export FILE --reveal REASON``).
+
 `import_memory` reads the whole file first (hash and counts checked against the trailer), then
 writes it into an empty memory in one transaction: a truncated or edited file, or a failure
 half-way, leaves the destination as it was.
@@ -42,6 +48,7 @@ from mnemonite.copy import (
 )
 from mnemonite.errors import InvalidInputError, NotFoundError, StoreError
 from mnemonite.models import MigrationPlan
+from mnemonite.privacy import MARKER, Reveal, check_reveal
 from mnemonite.store import Store, open_store
 from mnemonite.store.sql import TABLES
 from mnemonite.store.sql_search import set_embedder
@@ -62,14 +69,20 @@ class TransferReport:
     sha256: str
 
 
-async def export_memory(url: str, path: str | Path, *, progress: Progress | None = None) -> TransferReport:
-    """Write the whole memory at ``url`` to ``path`` (replaced whole at the end, never half-written)."""
+async def export_memory(
+    url: str, path: str | Path, *, progress: Progress | None = None, reveal: Reveal | None = None
+) -> TransferReport:
+    """Write the whole memory at ``url`` to ``path`` (replaced whole at the end, never half-written).
+
+    Secret text is redacted unless ``reveal`` is given; only an unredacted export can be imported.
+    """
     target = Path(path)
+    shown = check_reveal(reveal) is not None
     source = await open_store(url, create=False)
     partial = target.with_name(f".{target.name}.partial")
     try:
         with partial.open("wb") as out:
-            report = await _export(source, out, progress)
+            report = await _export(source, out, progress, shown)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
@@ -77,12 +90,15 @@ async def export_memory(url: str, path: str | Path, *, progress: Progress | None
     return TransferReport(target, report[0], report[1])
 
 
-async def _export(source: Store, out: Any, progress: Progress | None) -> tuple[dict[str, int], str]:
+async def _export(source: Store, out: Any, progress: Progress | None, shown: bool) -> tuple[dict[str, int], str]:
     counts, digest = await _counts(source), hashlib.sha256()
     async with _reading(source) as db:
         cursor = await db.execute("SELECT body FROM schema_version WHERE kind = 'plan' ORDER BY version")
         plans = [orjson.loads(row[0]) for row in await cursor.fetchall()]
-    header = {"format": FORMAT, "version": VERSION, "mnemonite": _version(), "created": to_text(utcnow())}
+        secret = set() if shown else await _secret_facts(db)
+        redacting = not shown and (bool(secret) or await _has_secret_episodes(db))
+    header = {"format": FORMAT, "version": VERSION, "mnemonite": _version(), "created": to_text(utcnow()),
+              "redacted": redacting}  # fmt: skip
     out.write(orjson.dumps({**header, "plans": plans, "tables": [t for t, _ in TABLES]}) + b"\n")
     for table, key in TABLES:
         async with _reading(source) as db:
@@ -91,7 +107,7 @@ async def _export(source: Store, out: Any, progress: Progress | None) -> tuple[d
         done = 0
         async for rows in _chunks(source, table, columns, key):
             for row in rows:
-                line = _row_line(table, names, row)
+                line = _row_line(table, names, _redacted(table, names, row, secret) if redacting else row)
                 digest.update(line)
                 out.write(line)
             done += len(rows)
@@ -99,6 +115,44 @@ async def _export(source: Store, out: Any, progress: Progress | None) -> tuple[d
                 progress(table, done, counts[table])
     out.write(orjson.dumps({"end": True, "counts": counts, "sha256": digest.hexdigest()}) + b"\n")
     return counts, digest.hexdigest()
+
+
+async def _secret_facts(db: Any) -> set[str]:
+    cursor = await db.execute("SELECT id FROM facts WHERE sensitivity = 'secret'")
+    return {row[0] for row in await cursor.fetchall()}
+
+
+async def _has_secret_episodes(db: Any) -> bool:
+    cursor = await db.execute("SELECT 1 FROM episodes WHERE sensitivity = 'secret' LIMIT 1")
+    return await cursor.fetchone() is not None
+
+
+# The columns that hold a secret record's text, per table, and what they become.
+_SECRET_TEXT: dict[str, dict[str, str]] = {
+    "episodes": {"content": MARKER, "metadata": "{}"},
+    "facts": {"text": MARKER, "summary": MARKER, "object": MARKER, "payload": "{}"},
+    "fact_conflicts": {"candidate_text": MARKER, "reason": MARKER},
+}
+
+
+def _redacted(table: str, names: list[str], row: list[Any], secret_facts: set[str]) -> list[Any]:
+    values = dict(zip(names, row, strict=True))
+    if table == "delta_log":
+        return [_redacted_delta(values) if n == "body" and values.get("fact_id") in secret_facts else v
+                for n, v in zip(names, row, strict=True)]  # fmt: skip
+    is_secret = values.get("sensitivity") == "secret" or (
+        table == "fact_conflicts" and bool({values.get("fact_id"), *orjson.loads(values["matched_ids"])} & secret_facts)
+    )
+    replace = _SECRET_TEXT.get(table, {}) if is_secret else {}
+    return [replace[n] if n in replace and v is not None else v for n, v in zip(names, row, strict=True)]
+
+
+def _redacted_delta(values: dict[str, Any]) -> str:
+    body = orjson.loads(values["body"])
+    if isinstance(body.get("fact_payload"), dict):
+        hidden = {key: MARKER for key in ("text", "object", "summary") if body["fact_payload"].get(key) is not None}
+        body["fact_payload"] = {**body["fact_payload"], **hidden, "payload": {}}
+    return orjson.dumps(body).decode()
 
 
 def _row_line(table: str, names: list[str], row: list[Any]) -> bytes:
@@ -173,6 +227,11 @@ def _verify(path: Path) -> tuple[dict[str, Any], dict[str, int], str]:
 def _check_header(item: dict[str, Any]) -> dict[str, Any]:
     if item.get("format") != FORMAT:
         raise InvalidInputError("not a mnemonite export (its first line does not name the format)")
+    if item.get("redacted"):
+        raise InvalidInputError(
+            "this export has its secret text redacted and cannot restore a memory: export again with"
+            " reveal=Reveal(...) (mnemonite export FILE --reveal REASON) to make a backup"
+        )
     if item.get("version") != VERSION:
         raise InvalidInputError(
             f"export format version {item.get('version')!r}; this mnemonite reads version {VERSION}: upgrade mnemonite"

@@ -70,6 +70,7 @@ SCHEMA_FILES = (
     (6, "006_graph.sql"),
     (7, "007_recent.sql"),
     (8, "008_episode_purges.sql"),
+    (10, "010_sensitivity_tool_calls.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 PGVECTOR_MIN = (0, 8)
@@ -81,8 +82,8 @@ _SCHEMA_LOCK = 0x6D656D73  # advisory lock id ("mems"): one bootstrap applies a 
 _SEQ_LOCK = 0x6D656D74
 _EPISODE_INSERT = (
     "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node, metadata,"
-    " recorded_at) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
-    " %s::text[], %s::text[], %s::text[], %s::text[]) ON CONFLICT (id) DO NOTHING RETURNING id"
+    " recorded_at, sensitivity) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
+    " %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) ON CONFLICT (id) DO NOTHING RETURNING id"
 )
 
 

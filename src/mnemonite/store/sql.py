@@ -36,6 +36,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("entities", ("seq",)),
     ("edges", ("seq",)),
     ("fact_entities", ("entity_id", "fact_id", "role")),
+    ("tool_calls", ("seq",)),
 )
 
 

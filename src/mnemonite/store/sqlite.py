@@ -54,6 +54,7 @@ SCHEMA_FILES = (
     (4, "004_graph.sql"),
     (5, "005_recent.sql"),
     (6, "006_episode_purges.sql"),
+    (8, "008_sensitivity_tool_calls.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _BUSY_TIMEOUT_MS = 10_000
@@ -70,7 +71,7 @@ _PRAGMAS = (
 )
 _EPISODE_INSERT = (
     "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node,"
-    " metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING"
+    " metadata, recorded_at, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING"
 )
 
 

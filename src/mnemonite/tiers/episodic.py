@@ -11,6 +11,7 @@ from mnemonite.models import ConsolidationRule, Episode, MemoryDelta
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import PurgeRecord
 from mnemonite.models.search import SearchFilter, SearchHit
+from mnemonite.privacy import Sensitivity, check_sensitivity
 from mnemonite.salience import RuleBasedScorer, SalienceContext, SalienceScorer
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
@@ -48,8 +49,10 @@ class EpisodicTier:
         after_put: AfterPut | None = None,
         scorer: SalienceScorer | None = None,
         engine: SearchEngine | None = None,
+        sensitivity: Sensitivity = "internal",
     ) -> None:
         self._store = store
+        self._sensitivity = check_sensitivity(sensitivity)
         self._engine = engine or SearchEngine(store)
         self._track_access = track_access
         self._after_put = after_put
@@ -58,8 +61,11 @@ class EpisodicTier:
     async def put(
         self, episode: Episode, *, user: str | None = None, session: str | None = None, agent: str | None = None
     ) -> Episode:
-        """Store one episode under (user, session, agent), given here or carried by the episode."""
-        stored = _with_scope(episode, user, session, agent)
+        """Store one episode under (user, session, agent), given here or carried by the episode.
+
+        An episode that does not set its ``sensitivity`` gets the tier's default (`MemoryConfig.sensitivity`).
+        """
+        stored = self._classified(_with_scope(episode, user, session, agent))
         assert stored.user is not None and stored.session is not None and stored.agent is not None
         await self._store.put(stored, user=stored.user, session=stored.session, agent=stored.agent)
         await self._fire_rules()
@@ -74,7 +80,7 @@ class EpisodicTier:
         agent: str | None = None,
     ) -> int:
         """Store many episodes in one transaction (all or none); returns how many were new."""
-        batch = [_with_scope(e, user, session, agent) for e in episodes]
+        batch = [self._classified(_with_scope(e, user, session, agent)) for e in episodes]
         inserted = await self._store.put_many(batch)
         await self._fire_rules()
         return inserted
@@ -147,6 +153,11 @@ class EpisodicTier:
         applies any left behind by a crash between the two steps.
         """
         return await self._store.consolidate(rule)
+
+    def _classified(self, episode: Episode) -> Episode:
+        if "sensitivity" in episode.model_fields_set:
+            return episode
+        return episode.model_copy(update={"sensitivity": self._sensitivity})
 
     async def _touch(self, episodes: list[Episode]) -> None:
         if self._track_access and episodes:
