@@ -10,7 +10,9 @@ import mnemonite
 from mnemonite import Memory, SyncMemory
 from mnemonite.graph import GraphMemory
 from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
+from mnemonite.sync_tiers import SyncWorkingTier
 from mnemonite.tiers import EpisodicTier, SemanticTier
+from mnemonite.tiers.working import WorkingTier
 
 PACKAGE = Path(mnemonite.__file__).parent
 ROOT = PACKAGE.parent.parent
@@ -31,7 +33,7 @@ EXPORTS = {
     "compute_salience", "rank_by_salience", "StoreUnavailableError", "AmbiguousIdError", "DatabaseNotFoundError",
     "NotADatabaseError",
     # sensitivity, redaction and the memory tools
-    "Reveal", "Sensitivity", "SensitivityDefaults", "SensitivityError",
+    "Reveal", "Sensitivity", "SensitivityError",
 }  # fmt: skip
 
 
@@ -56,6 +58,7 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (EpisodicTier, SyncEpisodicTier),
         (SemanticTier, SyncSemanticTier),
         (GraphMemory, SyncGraphMemory),
+        (WorkingTier, SyncWorkingTier),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 

@@ -55,13 +55,13 @@ async def test_unknown_sensitivity_is_a_typed_error_and_writes_nothing(mem_on_bo
     with pytest.raises(SensitivityError):
         await mem.semantic.remember(ALEX, "I live in Oslo", sensitivity="SECRET")  # type: ignore[arg-type]
     assert await mem.semantic.facts(ALEX) == [] and await mem.semantic.conflicts(ALEX) == []
-    with pytest.raises(SensitivityError):
-        MemoryConfig(sensitivity={"episodic": "classified"})
+    with pytest.raises(ConfigurationError):
+        MemoryConfig(episodic_sensitivity="classified")  # type: ignore[arg-type]
 
 
 async def test_the_default_sensitivity_is_set_per_tier_in_config(tmp_path: Path) -> None:
     config = MemoryConfig(
-        url=f"sqlite:///{tmp_path / 'm.db'}", sensitivity={"episodic": "secret", "semantic": "public"}
+        url=f"sqlite:///{tmp_path / 'm.db'}", episodic_sensitivity="secret", semantic_sensitivity="public"
     )
     async with await Memory.open(config=config, embedder=None) as mem:
         stored = await mem.episodic.put(ep("e1", "I had lunch"), user="alex", session="s", agent="a")
@@ -129,8 +129,6 @@ async def test_no_environment_variable_or_config_turns_redaction_off(
     for field in ("redaction", "reveal", "redact"):
         with pytest.raises(ConfigurationError):
             MemoryConfig(**{field: False})
-    with pytest.raises(ConfigurationError):
-        MemoryConfig(sensitivity={"redaction": "off"})
     MemoryConfig.from_env()  # the variables are ignored, not read as a switch
     await export_memory(url, tmp_path / "out.jsonl")
     assert "4921" not in (tmp_path / "out.jsonl").read_text()

@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mnemonite.config import MemoryConfig, SensitivityDefaults
+    from mnemonite.config import MemoryConfig
     from mnemonite.conflicts import LocalePack, define_locale_pack
     from mnemonite.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
     from mnemonite.embedding.indexer import IndexProgress
@@ -64,7 +64,8 @@ if TYPE_CHECKING:
     from mnemonite.models.fact import EntityLink
     from mnemonite.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
     from mnemonite.models.search import SearchFilter, SearchHit
-    from mnemonite.privacy import Reveal, Sensitivity
+    from mnemonite.models.sensitivity import Sensitivity
+    from mnemonite.privacy import Reveal
     from mnemonite.salience import (
         RuleBasedScorer,
         SalienceConfig,
@@ -167,10 +168,9 @@ _WHERE: dict[str, str] = {
     "SalientEpisode": "mnemonite.tiers",
     "TokenCounter": "mnemonite.tokens",
     # sensitivity, redaction and the memory tools
-    "SensitivityDefaults": "mnemonite.config",
     "SensitivityError": "mnemonite.errors",
     "Reveal": "mnemonite.privacy",
-    "Sensitivity": "mnemonite.privacy",
+    "Sensitivity": "mnemonite.models.sensitivity",
 }
 
 __version__ = "0.1.0"
@@ -260,7 +260,6 @@ __all__ = [
     # sensitivity, redaction and the memory tools
     "Reveal",
     "Sensitivity",
-    "SensitivityDefaults",
     "SensitivityError",
 ]
 

@@ -13,26 +13,11 @@ from pydantic import Field
 from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import ConflictThresholds
-from mnemonite.privacy import SensitivityField
+from mnemonite.models.sensitivity import Sensitivity
 from mnemonite.salience import SalienceConfig
 from mnemonite.search.hybrid import CACHE_BYTES, SearchOptions
 
 DEFAULT_URL = "sqlite:///mnemonite.db"
-
-
-class SensitivityDefaults(Model):
-    """The sensitivity a record gets when its write does not say (``public``, ``internal``, ``secret``), per tier."""
-
-    error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
-
-    working: SensitivityField = "internal"
-    session: SensitivityField = "internal"
-    episodic: SensitivityField = "internal"
-    semantic: SensitivityField = "internal"
-    procedural: SensitivityField = "internal"
-    shared: SensitivityField = "internal"
-
-
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -59,8 +44,10 @@ class MemoryConfig(Model):
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
     - ``salience``: the decay/boost engine of facts (`SalienceConfig`: decay rate per day, boost
       per access, min salience, consolidation decay).
-    - ``sensitivity``: the default sensitivity of each tier's writes (`SensitivityDefaults`). Nothing
-      here turns redaction off: secret text is shown only to a call given a `Reveal`.
+    - ``working_sensitivity``, ``session_sensitivity``, ``procedural_sensitivity``, ``shared_sensitivity``:
+      the sensitivity (public, internal, secret) of a row of that tier written without one.
+    - ``episodic_sensitivity``, ``semantic_sensitivity``: the same for episodes and facts. Nothing here
+      turns redaction off: secret text is shown only to a call given a `Reveal` (see `mnemonite.privacy`).
     """
 
     error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
@@ -78,7 +65,14 @@ class MemoryConfig(Model):
     locale: str = Field(default="en", min_length=1)
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)
-    sensitivity: SensitivityDefaults = Field(default_factory=SensitivityDefaults)
+    # the agent tiers
+    working_sensitivity: Sensitivity = "internal"
+    session_sensitivity: Sensitivity = "internal"
+    procedural_sensitivity: Sensitivity = "internal"
+    shared_sensitivity: Sensitivity = "internal"
+    # episodes and facts
+    episodic_sensitivity: Sensitivity = "internal"
+    semantic_sensitivity: Sensitivity = "internal"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:

@@ -24,6 +24,15 @@ Every error mnemonite raises on purpose derives from :class:`MnemoniteError`, so
         ├── MigrationNotSupported   a migration other than "add a nullable column"
         └── SchemaVersionError      the database was written by a newer mnemonite
 
+The agent tiers (working, session, procedural, shared) add::
+
+    InvalidInputError
+    ├── BlockLimitError             a block write over its character or token limit (says how much to cut)
+    └── BlockPatchError             a patch whose text matches zero or several places in the block
+    BlockConflictError              a block label already taken among the blocks an agent sees
+    ReadOnlyBlockError              an edit of a read-only block
+    GroupAccessError                a group the agent is not a member (or not an owner) of
+
 None of them subclasses ``ValueError``: pydantic would otherwise swallow them into its
 own ``ValidationError`` when raised from a validator, and the caller would lose the type.
 """
@@ -32,6 +41,11 @@ from __future__ import annotations
 
 __all__ = [
     "AmbiguousIdError",
+    "BlockConflictError",
+    "BlockLimitError",
+    "BlockPatchError",
+    "GroupAccessError",
+    "ReadOnlyBlockError",
     "DatabaseNotFoundError",
     "ConfigurationError",
     "ConsolidationRuleError",
@@ -135,3 +149,26 @@ class MigrationNotSupported(StoreError):
 
 class SchemaVersionError(StoreError):
     """The database schema is newer than this version of mnemonite understands."""
+
+
+# -- the agent tiers: working blocks, sessions, procedures, shared groups ------------------------
+
+
+class BlockLimitError(InvalidInputError):
+    """A block write would exceed the block's character or token limit; the message says how much to cut."""
+
+
+class BlockPatchError(InvalidInputError):
+    """The text to replace in a block matches no place or several places; the message says what to do."""
+
+
+class BlockConflictError(MnemoniteError):
+    """A block label is already taken among the blocks that agent sees."""
+
+
+class ReadOnlyBlockError(MnemoniteError):
+    """The block is read-only: only a redefinition (``define(..., replace=True)``) changes it."""
+
+
+class GroupAccessError(MnemoniteError):
+    """The agent is not a member of the group (or not an owner, for a change of members)."""

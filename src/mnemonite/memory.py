@@ -24,6 +24,7 @@ from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store, open_store
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.tiers import EpisodicTier, SemanticTier
+from mnemonite.tiers.working import WorkingTier
 
 __all__ = ["Memory"]
 
@@ -59,7 +60,7 @@ class Memory:
             after_put=self._after_put,
             scorer=scorer,
             engine=self._engine,
-            sensitivity=config.sensitivity.episodic,
+            sensitivity=config.episodic_sensitivity,
         )
         self.semantic = SemanticTier(
             store,
@@ -68,9 +69,11 @@ class Memory:
             indexer=self._indexer,
             locale=config.locale,
             thresholds=config.conflicts,
-            sensitivity=config.sensitivity.semantic,
+            sensitivity=config.semantic_sensitivity,
         )
         self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
+        # the agent tiers
+        self.working = WorkingTier(store, sensitivity=config.working_sensitivity)
 
     @classmethod
     async def open(

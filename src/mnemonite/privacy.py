@@ -9,11 +9,12 @@ deployment cannot lose it by accident.
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, TypeVar, get_args
+from typing import Annotated, Final, TypeVar
 
 from pydantic import BaseModel, BeforeValidator
 
 from mnemonite.errors import InvalidInputError, SensitivityError
+from mnemonite.models.sensitivity import SENSITIVITIES, Sensitivity, check_sensitivity
 
 __all__ = [
     "MARKER",
@@ -22,14 +23,11 @@ __all__ = [
     "Sensitivity",
     "SensitivityField",
     "check_reveal",
-    "check_sensitivity",
     "is_revealed",
     "redact",
     "redact_record",
 ]
 
-Sensitivity = Literal["public", "internal", "secret"]
-SENSITIVITIES: Final[tuple[str, ...]] = get_args(Sensitivity)
 MARKER: Final = "[secret: redacted]"
 # The text fields of each record kind that redaction replaces; ids, times and scores stay.
 _TEXT_FIELDS: Final = ("content", "text", "summary", "object", "value")
@@ -67,14 +65,13 @@ def is_revealed(reveal: object) -> bool:
     return check_reveal(reveal) is not None
 
 
-def check_sensitivity(value: object) -> Sensitivity:
-    """A sensitivity value, or `SensitivityError` naming the allowed ones."""
-    if isinstance(value, str) and value in SENSITIVITIES:
-        return value  # type: ignore[return-value]  # narrowed by the membership test
-    raise SensitivityError(f"sensitivity must be one of {', '.join(SENSITIVITIES)}, got {value!r}")
+def _level(value: object) -> Sensitivity:
+    if value is None:
+        raise SensitivityError(f"sensitivity must be one of {', '.join(SENSITIVITIES)}, got None")
+    return check_sensitivity(value, "internal")
 
 
-SensitivityField = Annotated[Sensitivity, BeforeValidator(check_sensitivity)]
+SensitivityField = Annotated[Sensitivity, BeforeValidator(_level)]
 """A model field holding a sensitivity: an unknown value raises `SensitivityError` itself."""
 
 

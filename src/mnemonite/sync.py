@@ -42,11 +42,12 @@ from mnemonite.models.graph import (
     ScoredFact,
 )
 from mnemonite.models.search import SearchHit, Tier
-from mnemonite.privacy import Sensitivity
+from mnemonite.models.sensitivity import Sensitivity
 from mnemonite.salience import SalienceContext, SalienceScorer
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
 from mnemonite.store.sql_ids import IdKind
+from mnemonite.sync_tiers import SyncWorkingTier
 from mnemonite.tiers import EpisodicTier, SalientEpisode, SemanticTier
 
 __all__ = ["SyncMemory"]
@@ -397,6 +398,8 @@ class SyncMemory:
         self.episodic = SyncEpisodicTier(memory.episodic, loop)
         self.semantic = SyncSemanticTier(memory.semantic, loop)
         self.graph = SyncGraphMemory(memory.graph, loop)
+        # the agent tiers
+        self.working = SyncWorkingTier(memory.working, loop)
 
     @classmethod
     def open(

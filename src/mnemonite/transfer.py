@@ -96,7 +96,7 @@ async def _export(source: Store, out: Any, progress: Progress | None, shown: boo
         cursor = await db.execute("SELECT body FROM schema_version WHERE kind = 'plan' ORDER BY version")
         plans = [orjson.loads(row[0]) for row in await cursor.fetchall()]
         secret = set() if shown else await _secret_facts(db)
-        redacting = not shown and (bool(secret) or await _has_secret_episodes(db))
+        redacting = not shown and (bool(secret) or await _has_secret_rows(db))
     header = {"format": FORMAT, "version": VERSION, "mnemonite": _version(), "created": to_text(utcnow()),
               "redacted": redacting}  # fmt: skip
     out.write(orjson.dumps({**header, "plans": plans, "tables": [t for t, _ in TABLES]}) + b"\n")
@@ -122,9 +122,12 @@ async def _secret_facts(db: Any) -> set[str]:
     return {row[0] for row in await cursor.fetchall()}
 
 
-async def _has_secret_episodes(db: Any) -> bool:
-    cursor = await db.execute("SELECT 1 FROM episodes WHERE sensitivity = 'secret' LIMIT 1")
-    return await cursor.fetchone() is not None
+async def _has_secret_rows(db: Any) -> bool:
+    for table in _SENSITIVE_TABLES:
+        cursor = await db.execute(f"SELECT 1 FROM {table} WHERE sensitivity = 'secret' LIMIT 1")
+        if await cursor.fetchone() is not None:
+            return True
+    return False
 
 
 # The columns that hold a secret record's text, per table, and what they become.
@@ -132,7 +135,12 @@ _SECRET_TEXT: dict[str, dict[str, str]] = {
     "episodes": {"content": MARKER, "metadata": "{}"},
     "facts": {"text": MARKER, "summary": MARKER, "object": MARKER, "payload": "{}"},
     "fact_conflicts": {"candidate_text": MARKER, "reason": MARKER},
+    "blocks": {"value": MARKER, "description": MARKER},
+    "session_messages": {"content": MARKER, "metadata": "{}"},
+    "session_events": {"payload": "{}"},
+    "procedures": {"steps": orjson.dumps([MARKER]).decode(), "trigger_text": MARKER},
 }
+_SENSITIVE_TABLES = ("episodes", "facts", "blocks", "session_messages", "session_events", "procedures")
 
 
 def _redacted(table: str, names: list[str], row: list[Any], secret_facts: set[str]) -> list[Any]:

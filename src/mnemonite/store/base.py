@@ -27,14 +27,25 @@ from mnemonite.models import (
     RuleState,
     StoreHealth,
 )
+from mnemonite.models.blocks import Block
 from mnemonite.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from mnemonite.models.fact import FactFilter
 from mnemonite.models.graph import Direction, Edge, Entity, GraphStats, RecallOptions
+from mnemonite.models.messages import EventKind, Message, SessionEvent
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
 from mnemonite.scope import Scope
 from mnemonite.store.sql_ids import IdKind
+from mnemonite.store.sql_working import BlockEdit, BlockLog
 
-__all__ = ["FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store", "VectorSearchStore"]
+__all__ = [
+    "AgentTierStore",
+    "FactStore",
+    "MemoryStore",
+    "RecentOrder",
+    "SearchStore",
+    "Store",
+    "VectorSearchStore",
+]
 
 RecentOrder = Literal["timestamp", "accessed"]
 
@@ -185,7 +196,35 @@ class GraphStore(Protocol):
     async def graph_stats(self, user: str, agent: str) -> GraphStats: ...
 
 
-class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, Protocol):
+# -- the agent tiers: working blocks, sessions, procedures, shared groups ---------------------------
+
+
+@runtime_checkable
+class AgentTierStore(Protocol):
+    """Blocks, the session log, procedures and groups. Writes take the session events to log with them."""
+
+    async def blocks(self, user: str, agent: str | None, label: str | None = None) -> list[Block]: ...
+    async def define_block(self, block: Block, *, replace: bool, log: BlockLog) -> Block: ...
+    async def edit_block(self, user: str, agent: str, label: str, edit: BlockEdit, log: BlockLog) -> Block: ...
+    async def attach_block(
+        self, user: str, owner: str, label: str, agent: str, at: datetime, log: BlockLog
+    ) -> Block: ...
+    async def detach_block(self, user: str, owner: str, label: str, agent: str, log: BlockLog) -> Block: ...
+    async def push_messages(self, messages: Sequence[Message], events: Sequence[SessionEvent]) -> None: ...
+    async def log_events(self, events: Sequence[SessionEvent]) -> None: ...
+    async def messages(
+        self, user: str, session: str | None, agent: str | None, *, limit: int, compacted: bool = False
+    ) -> list[Message]: ...
+    async def search_messages(
+        self, user: str, session: str | None, agent: str | None, terms: Sequence[str], limit: int
+    ) -> list[tuple[Message, float]]: ...
+    async def session_events(
+        self, user: str, session: str | None, agent: str | None, kinds: Sequence[EventKind] = ()
+    ) -> list[SessionEvent]: ...
+    async def compact_messages(self, summary: Message, ids: Sequence[str], event: SessionEvent) -> None: ...
+
+
+class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, AgentTierStore, Protocol):
     """Everything `Memory` needs from a backend."""
 
     async def close(self) -> None: ...

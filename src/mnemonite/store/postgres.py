@@ -52,6 +52,8 @@ from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_search import Matrix, SearchMethods
+from mnemonite.store.sql_session import SessionMethods
+from mnemonite.store.sql_working import WorkingMethods
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -70,6 +72,7 @@ SCHEMA_FILES = (
     (6, "006_graph.sql"),
     (7, "007_recent.sql"),
     (8, "008_episode_purges.sql"),
+    (9, "009_agent_tiers.sql"),
     (10, "010_sensitivity_tool_calls.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
@@ -143,7 +146,9 @@ def _retried(
     return cast(Callable[Concatenate[S, P], Coroutine[Any, Any, T]], functools.wraps(method)(again))
 
 
-class PostgresMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods):
+class PostgresMemoryStore(
+    ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods, WorkingMethods, SessionMethods
+):
     """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
     that gives no connection within ``timeout`` seconds counts as unreachable.
 

@@ -36,6 +36,16 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("entities", ("seq",)),
     ("edges", ("seq",)),
     ("fact_entities", ("entity_id", "fact_id", "role")),
+    # the working, session, procedural and shared tiers
+    ("blocks", ("seq",)),
+    ("block_agents", ("block_id", "agent_id")),
+    ("session_messages", ("seq",)),
+    ("session_events", ("seq",)),
+    ("procedures", ("seq",)),
+    ("agent_groups", ("seq",)),
+    ("group_members", ("group_id", "user_id", "agent_id")),
+    ("shared_items", ("seq",)),
+    # the memory tools' audit
     ("tool_calls", ("seq",)),
 )
 

@@ -44,6 +44,8 @@ from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_search import SearchMethods
+from mnemonite.store.sql_session import SessionMethods
+from mnemonite.store.sql_working import WorkingMethods
 
 __all__ = ["SQLiteMemoryStore"]
 
@@ -54,6 +56,7 @@ SCHEMA_FILES = (
     (4, "004_graph.sql"),
     (5, "005_recent.sql"),
     (6, "006_episode_purges.sql"),
+    (7, "007_agent_tiers.sql"),
     (8, "008_sensitivity_tool_calls.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
@@ -75,7 +78,9 @@ _EPISODE_INSERT = (
 )
 
 
-class SQLiteMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods):
+class SQLiteMemoryStore(
+    ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods, WorkingMethods, SessionMethods
+):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
     def __init__(self, path: Path | str = "mnemonite.db") -> None:

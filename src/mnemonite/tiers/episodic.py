@@ -11,7 +11,7 @@ from mnemonite.models import ConsolidationRule, Episode, MemoryDelta
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import PurgeRecord
 from mnemonite.models.search import SearchFilter, SearchHit
-from mnemonite.privacy import Sensitivity, check_sensitivity
+from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
 from mnemonite.salience import RuleBasedScorer, SalienceContext, SalienceScorer
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
@@ -52,7 +52,7 @@ class EpisodicTier:
         sensitivity: Sensitivity = "internal",
     ) -> None:
         self._store = store
-        self._sensitivity = check_sensitivity(sensitivity)
+        self._sensitivity = check_sensitivity(sensitivity, "internal")
         self._engine = engine or SearchEngine(store)
         self._track_access = track_access
         self._after_put = after_put

@@ -30,7 +30,7 @@ from mnemonite.models import (
 from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, PurgeRecord
 from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit
-from mnemonite.privacy import Sensitivity, check_sensitivity
+from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store
@@ -103,7 +103,7 @@ class SemanticTier:
         sensitivity: Sensitivity = "internal",
     ) -> None:
         self._store = store
-        self.sensitivity = check_sensitivity(sensitivity)
+        self.sensitivity = check_sensitivity(sensitivity, "internal")
         self._after_write = after_write
         self._engine = engine or SearchEngine(store)
         self._indexer = indexer
@@ -152,7 +152,7 @@ class SemanticTier:
         fields = {"memory_type": memory_type, "subject": subject, "predicate": predicate, "object": object,
                   "tags": list(tags), "valid_from": valid_from, "payload": dict(payload) if payload else None,
                   "event_date": event_date, "event_date_confidence": event_date_confidence,
-                  "sensitivity": check_sensitivity(self.sensitivity if sensitivity is None else sensitivity),
+                  "sensitivity": check_sensitivity(sensitivity, self.sensitivity),
                   **fact_extras(self.counter, text, entities, summary)}  # fmt: skip
         if not isinstance(rule_id, str) or not rule_id.strip():
             raise InvalidInputError("rule_id must be a non-empty string")
