@@ -10,8 +10,10 @@ import mnemonite
 from mnemonite import Memory, SyncMemory
 from mnemonite.graph import GraphMemory
 from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
-from mnemonite.sync_tiers import SyncWorkingTier
+from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncWorkingTier
 from mnemonite.tiers import EpisodicTier, SemanticTier
+from mnemonite.tiers.procedural import ProceduralTier
+from mnemonite.tiers.session import SessionTier
 from mnemonite.tiers.working import WorkingTier
 
 PACKAGE = Path(mnemonite.__file__).parent
@@ -59,6 +61,8 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (SemanticTier, SyncSemanticTier),
         (GraphMemory, SyncGraphMemory),
         (WorkingTier, SyncWorkingTier),
+        (SessionTier, SyncSessionTier),
+        (ProceduralTier, SyncProceduralTier),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 

@@ -47,7 +47,7 @@ from mnemonite.salience import SalienceContext, SalienceScorer
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
 from mnemonite.store.sql_ids import IdKind
-from mnemonite.sync_tiers import SyncWorkingTier
+from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncWorkingTier
 from mnemonite.tiers import EpisodicTier, SalientEpisode, SemanticTier
 
 __all__ = ["SyncMemory"]
@@ -400,6 +400,8 @@ class SyncMemory:
         self.graph = SyncGraphMemory(memory.graph, loop)
         # the agent tiers
         self.working = SyncWorkingTier(memory.working, loop)
+        self.session = SyncSessionTier(memory.session, loop)
+        self.procedural = SyncProceduralTier(memory.procedural, loop)
 
     @classmethod
     def open(

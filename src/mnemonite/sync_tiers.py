@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from mnemonite.models import Episode
 from mnemonite.models.blocks import DEFAULT_BLOCK_CHARS, Block
+from mnemonite.models.messages import Attribution, EventKind, Message, MessageHit, SessionEvent
+from mnemonite.models.procedures import Procedure, ProcedureMatch
 from mnemonite.models.sensitivity import Sensitivity
 from mnemonite.scope import Scope
+from mnemonite.tiers.procedural import ProceduralTier
+from mnemonite.tiers.session import SessionTier
 from mnemonite.tiers.working import WorkingTier
 
-__all__ = ["SyncWorkingTier"]
+__all__ = ["SyncProceduralTier", "SyncSessionTier", "SyncWorkingTier"]
 
 T = TypeVar("T")
 
@@ -69,3 +75,80 @@ class SyncWorkingTier:
 
     def compile(self, scope: Scope, max_tokens: int = 2_000) -> str:
         return self._run(self._tier.compile(scope, max_tokens))
+
+
+class SyncSessionTier:
+    """Blocking ``mem.session``."""
+
+    def __init__(self, tier: SessionTier, loop: _Runner) -> None:
+        self._tier, self._run = tier, loop.run
+
+    def push(self, scope: Scope, message: Message) -> Message:
+        return self._run(self._tier.push(scope, message))
+
+    def push_many(self, scope: Scope, messages: Iterable[Message]) -> builtins.list[Message]:
+        return self._run(self._tier.push_many(scope, messages))
+
+    def list(self, scope: Scope | str, *, limit: int = 50, compacted: bool = False) -> builtins.list[Message]:
+        return self._run(self._tier.list(scope, limit=limit, compacted=compacted))
+
+    def search(self, scope: Scope | str, query: str, k: int = 10) -> builtins.list[MessageHit]:
+        return self._run(self._tier.search(scope, query, k))
+
+    def attributed_for(self, scope: Scope | str, agent: str) -> Attribution:
+        return self._run(self._tier.attributed_for(scope, agent))
+
+    def log_event(
+        self,
+        scope: Scope,
+        kind: EventKind,
+        name: str,
+        payload: dict[str, Any] | None = None,
+        *,
+        sensitivity: Sensitivity | None = None,
+    ) -> SessionEvent:
+        return self._run(self._tier.log_event(scope, kind, name, payload, sensitivity=sensitivity))
+
+    def events(self, scope: Scope | str) -> builtins.list[SessionEvent]:
+        return self._run(self._tier.events(scope))
+
+    def flush_important(self, scope: Scope, *, min_importance: float = 0.7) -> builtins.list[Episode]:
+        return self._run(self._tier.flush_important(scope, min_importance=min_importance))
+
+    def compact(self, scope: Scope, *, keep_last: int = 10, max_lines: int = 8) -> Message | None:
+        return self._run(self._tier.compact(scope, keep_last=keep_last, max_lines=max_lines))
+
+    def export(self, scope: Scope, path: str | Path) -> int:
+        return self._run(self._tier.export(scope, path))
+
+    def replay(self, path: str | Path) -> int:
+        return self._run(self._tier.replay(path))
+
+
+class SyncProceduralTier:
+    """Blocking ``mem.procedural``."""
+
+    def __init__(self, tier: ProceduralTier, loop: _Runner) -> None:
+        self._tier, self._run = tier, loop.run
+
+    def define(
+        self,
+        scope: Scope,
+        name: str,
+        steps: Sequence[str],
+        *,
+        trigger: str = "",
+        sensitivity: Sensitivity | None = None,
+    ) -> Procedure:
+        return self._run(self._tier.define(scope, name, steps, trigger=trigger, sensitivity=sensitivity))
+
+    def remove(self, scope: Scope, name: str) -> Procedure:
+        return self._run(self._tier.remove(scope, name))
+
+    def list(self, scope: Scope | str) -> builtins.list[Procedure]:
+        return self._run(self._tier.list(scope))
+
+    def activate(
+        self, scope: Scope, task_text: str, k: int = 3, *, min_similarity: float = 0.2
+    ) -> builtins.list[ProcedureMatch]:
+        return self._run(self._tier.activate(scope, task_text, k, min_similarity=min_similarity))

@@ -11,7 +11,7 @@ from mnemonite._time import utcnow
 from mnemonite.models.base import Model, new_id
 from mnemonite.models.sensitivity import Sensitivity
 
-__all__ = ["Attribution", "EventKind", "Message", "Role", "SessionEvent"]
+__all__ = ["Attribution", "EventKind", "Message", "MessageHit", "Role", "SessionEvent"]
 
 Role = Literal["user", "assistant", "system", "tool"]
 EventKind = Literal["message", "tool_call", "memory_read", "memory_write"]
@@ -96,3 +96,10 @@ class Attribution(Model):
     read: list[SessionEvent]
     wrote: list[SessionEvent]
     tool_calls: list[SessionEvent]
+
+
+class MessageHit(Model):
+    """A message found by `session.search`, with its full-text relevance (higher is better)."""
+
+    message: Message
+    score: float

@@ -41,6 +41,7 @@ from mnemonite.models import (
     RuleState,
     StoreHealth,
 )
+from mnemonite.models.messages import SessionEvent
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
 from mnemonite.store import sql_episodes, sql_facts, sql_rules, sql_search
 from mnemonite.store.base import RecentOrder
@@ -50,9 +51,11 @@ from mnemonite.store.sql import TABLES, PgConnection
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
+from mnemonite.store.sql_procedural import ProceduralMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
+from mnemonite.store.sql_replay import ReplayMethods
 from mnemonite.store.sql_search import Matrix, SearchMethods
-from mnemonite.store.sql_session import SessionMethods
+from mnemonite.store.sql_session import SessionMethods, insert_events
 from mnemonite.store.sql_working import WorkingMethods
 
 if TYPE_CHECKING:
@@ -147,7 +150,15 @@ def _retried(
 
 
 class PostgresMemoryStore(
-    ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods, WorkingMethods, SessionMethods
+    ConflictMethods,
+    EpisodePurgeMethods,
+    SearchMethods,
+    GraphMethods,
+    IdMethods,
+    WorkingMethods,
+    SessionMethods,
+    ReplayMethods,
+    ProceduralMethods,
 ):
     """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
     that gives no connection within ``timeout`` seconds counts as unreachable.
@@ -402,15 +413,19 @@ class PostgresMemoryStore(
         """Store one episode; putting the identical episode again is a no-op."""
         await self.put_many([episode.in_scope(user, session, agent)])
 
-    async def put_many(self, episodes: Sequence[Episode]) -> int:
-        """Store episodes that carry their own scope, all or none; returns how many were new."""
+    async def put_many(self, episodes: Sequence[Episode], events: Sequence[SessionEvent] = ()) -> int:
+        """Store episodes that carry their own scope, all or none; returns how many were new.
+
+        ``events`` are logged to their sessions in the same transaction."""
         now = to_text(utcnow())
         rows = [episode_values(e, now) for e in episodes]
         if not rows:
             return 0
-        return await self._retrying(lambda: self._insert(episodes, rows))
+        return await self._retrying(lambda: self._insert(episodes, rows, events))
 
-    async def _insert(self, episodes: Sequence[Episode], rows: list[tuple[Any, ...]]) -> int:
+    async def _insert(
+        self, episodes: Sequence[Episode], rows: list[tuple[Any, ...]], events: Sequence[SessionEvent] = ()
+    ) -> int:
         columns = [list(column) for column in zip(*rows, strict=True)]
         async with self._write() as db:
             cursor = await db.execute(_EPISODE_INSERT, columns)
@@ -424,6 +439,7 @@ class PostgresMemoryStore(
                     " ON CONFLICT DO NOTHING",
                     ([key for key, _ in sources], [name for _, name in sources]),
                 )
+            await insert_events(PgConnection(db), events)
         return inserted
 
     @_retried

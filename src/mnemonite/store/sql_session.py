@@ -79,12 +79,15 @@ async def insert_events(db: Connection, events: Sequence[SessionEvent | None]) -
 async def messages(
     db: Connection, user: str, session: str | None, agent: str | None, limit: int, compacted: bool
 ) -> list[Message]:
-    """The newest ``limit`` messages of the scope, oldest first; compacted turns only when asked."""
+    """The newest ``limit`` messages of the scope in time order; compacted turns only when asked.
+
+    A summary carries the time of the last turn it replaced, so it stands where those turns stood."""
     clause, params = _scope(user, session, agent)
     if not compacted:
         clause += " AND m.compacted_into IS NULL"
     rows = await db.execute_fetchall(
-        f"SELECT {_MESSAGE_COLUMNS} FROM session_messages m WHERE {clause} ORDER BY m.seq DESC LIMIT ?",
+        f"SELECT {_MESSAGE_COLUMNS} FROM session_messages m WHERE {clause} ORDER BY m.timestamp DESC, m.seq DESC"
+        " LIMIT ?",
         (*params, limit),
     )
     return [_message(row) for row in reversed(list(rows))]

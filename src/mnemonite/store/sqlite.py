@@ -35,6 +35,7 @@ from mnemonite.models import (
     RuleState,
     StoreHealth,
 )
+from mnemonite.models.messages import SessionEvent
 from mnemonite.store import sql_episodes, sql_facts, sql_rules
 from mnemonite.store.base import RecentOrder
 from mnemonite.store.filter_sql import FilterCompiler
@@ -42,9 +43,11 @@ from mnemonite.store.rows import episode_values
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
+from mnemonite.store.sql_procedural import ProceduralMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
+from mnemonite.store.sql_replay import ReplayMethods
 from mnemonite.store.sql_search import SearchMethods
-from mnemonite.store.sql_session import SessionMethods
+from mnemonite.store.sql_session import SessionMethods, insert_events
 from mnemonite.store.sql_working import WorkingMethods
 
 __all__ = ["SQLiteMemoryStore"]
@@ -79,7 +82,15 @@ _EPISODE_INSERT = (
 
 
 class SQLiteMemoryStore(
-    ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods, WorkingMethods, SessionMethods
+    ConflictMethods,
+    EpisodePurgeMethods,
+    SearchMethods,
+    GraphMethods,
+    IdMethods,
+    WorkingMethods,
+    SessionMethods,
+    ReplayMethods,
+    ProceduralMethods,
 ):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
@@ -205,8 +216,10 @@ class SQLiteMemoryStore(
         """Store one episode; putting the identical episode again is a no-op."""
         await self.put_many([episode.in_scope(user, session, agent)])
 
-    async def put_many(self, episodes: Sequence[Episode]) -> int:
-        """Store episodes that carry their own scope, all or none; returns how many were new."""
+    async def put_many(self, episodes: Sequence[Episode], events: Sequence[SessionEvent] = ()) -> int:
+        """Store episodes that carry their own scope, all or none; returns how many were new.
+
+        ``events`` are logged to their sessions in the same transaction."""
         now = to_text(utcnow())
         rows = [episode_values(e, now) for e in episodes]
         async with self._write() as db:
@@ -224,6 +237,7 @@ class SQLiteMemoryStore(
                 await db.executemany(
                     "INSERT OR IGNORE INTO episode_sources (scope_key, source_node) VALUES (?, ?)", sources
                 )
+            await insert_events(db, events)
         return inserted
 
     async def get_episode(self, episode_id: str) -> Episode | None:

@@ -44,8 +44,8 @@ CREATE TABLE IF NOT EXISTS session_messages (
     content_tsv    tsvector GENERATED ALWAYS AS (to_tsvector('english', content)) STORED
 );
 CREATE INDEX IF NOT EXISTS idx_session_messages_fts ON session_messages USING GIN (content_tsv);
-CREATE INDEX IF NOT EXISTS idx_session_messages_agent ON session_messages(user_id, agent_id, seq);
-CREATE INDEX IF NOT EXISTS idx_session_messages_session ON session_messages(user_id, session_id, seq);
+CREATE INDEX IF NOT EXISTS idx_session_messages_agent ON session_messages(user_id, agent_id, timestamp, seq);
+CREATE INDEX IF NOT EXISTS idx_session_messages_session ON session_messages(user_id, session_id, timestamp, seq);
 
 -- Everything that happened in a session, in order: the source of its export and replay.
 CREATE TABLE IF NOT EXISTS session_events (

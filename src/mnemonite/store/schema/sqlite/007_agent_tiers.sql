@@ -42,8 +42,8 @@ CREATE TABLE IF NOT EXISTS session_messages (
     timestamp      TEXT NOT NULL,
     compacted_into TEXT
 );
-CREATE INDEX IF NOT EXISTS idx_session_messages_agent ON session_messages(user_id, agent_id, seq);
-CREATE INDEX IF NOT EXISTS idx_session_messages_session ON session_messages(user_id, session_id, seq);
+CREATE INDEX IF NOT EXISTS idx_session_messages_agent ON session_messages(user_id, agent_id, timestamp, seq);
+CREATE INDEX IF NOT EXISTS idx_session_messages_session ON session_messages(user_id, session_id, timestamp, seq);
 
 CREATE VIRTUAL TABLE IF NOT EXISTS session_messages_fts USING fts5(
     content, content = 'session_messages', content_rowid = 'seq', tokenize = 'porter unicode61'

@@ -1,0 +1,75 @@
+"""Replaying a session's exported events into a memory: each event is stored as it was, and the
+writes it records are applied again (the records carry their ids and times, so the state is the same)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from mnemonite.errors import InvalidInputError
+from mnemonite.models.blocks import Block
+from mnemonite.models.messages import Message, SessionEvent
+from mnemonite.models.procedures import Procedure
+from mnemonite.store import sql_procedural, sql_session, sql_working
+from mnemonite.store.sql import Connection
+
+__all__ = ["REPLAYED", "ReplayMethods", "replay"]
+
+Apply = Callable[[Connection, dict[str, Any]], Awaitable[None]]
+
+
+async def _message(db: Connection, payload: dict[str, Any]) -> None:
+    await sql_session.insert_messages(db, [Message.model_validate(payload["message"])])
+
+
+async def _compact(db: Connection, payload: dict[str, Any]) -> None:
+    summary = Message.model_validate(payload["summary"])
+    assert summary.user is not None and summary.session is not None
+    await sql_session.insert_messages(db, [summary])
+    await sql_session.mark_compacted(db, summary.user, summary.session, payload["compacted"], summary.id)
+
+
+async def _procedure(db: Connection, payload: dict[str, Any]) -> None:
+    await sql_procedural.upsert(db, Procedure.model_validate(payload["procedure"]))
+
+
+async def _unprocedure(db: Connection, payload: dict[str, Any]) -> None:
+    await sql_procedural.delete(db, payload["procedure"]["id"])
+
+
+async def _block(db: Connection, payload: dict[str, Any]) -> None:
+    await sql_working.restore(db, Block.model_validate(payload["block"]))
+
+
+# What each write event does again (events of other names are only stored).
+REPLAYED: dict[str, Apply] = {
+    "session.push": _message,
+    "session.compact": _compact,
+    "procedural.define": _procedure,
+    "procedural.remove": _unprocedure,
+    **{f"working.{verb}": _block for verb in ("define", "write", "append", "patch", "attach", "detach")},
+}
+
+
+async def replay(db: Connection, events: Sequence[SessionEvent]) -> None:
+    """Store the events and apply the writes they record, in order."""
+    for event in events:
+        apply = REPLAYED.get(event.name)
+        if apply is not None:
+            try:
+                await apply(db, event.payload)
+            except (KeyError, TypeError) as error:
+                raise InvalidInputError(f"event {event.id} ({event.name}) has no usable record: {error}") from None
+        await sql_session.insert_events(db, [event])
+
+
+class ReplayMethods:
+    """`replay_events` of a store (mixed in): one transaction."""
+
+    def _sql_write(self) -> AbstractAsyncContextManager[Connection]:
+        raise NotImplementedError
+
+    async def replay_events(self, events: Sequence[SessionEvent]) -> None:
+        async with self._sql_write() as db:
+            await replay(db, events)
