@@ -11,10 +11,12 @@ from mnemonite import Memory, SyncMemory
 from mnemonite.graph import GraphMemory
 from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
 from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncWorkingTier
+from mnemonite.sync_tools import SyncTools, SyncToolSet
 from mnemonite.tiers import EpisodicTier, SemanticTier
 from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.session import SessionTier
 from mnemonite.tiers.working import WorkingTier
+from mnemonite.tools import Tools, ToolSet
 
 PACKAGE = Path(mnemonite.__file__).parent
 ROOT = PACKAGE.parent.parent
@@ -35,7 +37,7 @@ EXPORTS = {
     "compute_salience", "rank_by_salience", "StoreUnavailableError", "AmbiguousIdError", "DatabaseNotFoundError",
     "NotADatabaseError",
     # sensitivity, redaction and the memory tools
-    "Reveal", "Sensitivity", "SensitivityError",
+    "Reveal", "Sensitivity", "SensitivityError", "GuardPolicy", "ToolCall", "ToolError", "ToolResult", "ToolSet",
 }  # fmt: skip
 
 
@@ -63,6 +65,8 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (WorkingTier, SyncWorkingTier),
         (SessionTier, SyncSessionTier),
         (ProceduralTier, SyncProceduralTier),
+        (Tools, SyncTools),
+        (ToolSet, SyncToolSet),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from mnemonite.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
     from mnemonite.models.search import SearchFilter, SearchHit
     from mnemonite.models.sensitivity import Sensitivity
+    from mnemonite.models.tools import ToolCall, ToolError, ToolResult
     from mnemonite.privacy import Reveal
     from mnemonite.salience import (
         RuleBasedScorer,
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
     from mnemonite.sync import SyncMemory
     from mnemonite.tiers import SalientEpisode
     from mnemonite.tokens import TokenCounter
+    from mnemonite.tools import GuardPolicy, ToolSet
 
 # Names load on first use (PEP 562): `mnemonite --help` and `import mnemonite.errors` must not pay
 # for numpy, pydantic models and the search engine.
@@ -170,6 +172,11 @@ _WHERE: dict[str, str] = {
     # sensitivity, redaction and the memory tools
     "SensitivityError": "mnemonite.errors",
     "Reveal": "mnemonite.privacy",
+    "GuardPolicy": "mnemonite.tools",
+    "ToolSet": "mnemonite.tools",
+    "ToolCall": "mnemonite.models.tools",
+    "ToolError": "mnemonite.models.tools",
+    "ToolResult": "mnemonite.models.tools",
     "Sensitivity": "mnemonite.models.sensitivity",
 }
 
@@ -260,6 +267,11 @@ __all__ = [
     # sensitivity, redaction and the memory tools
     "Reveal",
     "Sensitivity",
+    "GuardPolicy",
+    "ToolCall",
+    "ToolError",
+    "ToolResult",
+    "ToolSet",
     "SensitivityError",
 ]
 

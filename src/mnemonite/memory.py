@@ -27,6 +27,7 @@ from mnemonite.tiers import EpisodicTier, SemanticTier
 from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.session import SessionTier
 from mnemonite.tiers.working import WorkingTier
+from mnemonite.tools.dispatch import Tools
 
 __all__ = ["Memory"]
 
@@ -80,6 +81,8 @@ class Memory:
         self.procedural = ProceduralTier(
             store, embedder=readers[0] if readers else None, sensitivity=config.procedural_sensitivity
         )
+        # the nine memory tools an agent runtime registers
+        self.tools = Tools(self, store)
 
     @classmethod
     async def open(

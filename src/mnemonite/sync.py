@@ -48,7 +48,9 @@ from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncWorkingTier
+from mnemonite.sync_tools import SyncTools
 from mnemonite.tiers import EpisodicTier, SalientEpisode, SemanticTier
+from mnemonite.tiers.episodic import RecalledEpisode
 
 __all__ = ["SyncMemory"]
 
@@ -117,6 +119,17 @@ class SyncEpisodicTier:
         self, scope: Scope | str, *, limit: int = 10, context: SalienceContext | None = None, candidates: int = 200
     ) -> list[SalientEpisode]:
         return self._run(self._tier.salient(scope, limit=limit, context=context, candidates=candidates))
+
+    def recall(
+        self,
+        scope: Scope | str,
+        query: str,
+        k: int = 5,
+        *,
+        candidates: int = 50,
+        context: SalienceContext | None = None,
+    ) -> list[RecalledEpisode]:
+        return self._run(self._tier.recall(scope, query, k, candidates=candidates, context=context))
 
     def search(
         self,
@@ -402,6 +415,8 @@ class SyncMemory:
         self.working = SyncWorkingTier(memory.working, loop)
         self.session = SyncSessionTier(memory.session, loop)
         self.procedural = SyncProceduralTier(memory.procedural, loop)
+        # the nine memory tools
+        self.tools = SyncTools(memory.tools, loop)
 
     @classmethod
     def open(

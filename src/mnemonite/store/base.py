@@ -34,6 +34,7 @@ from mnemonite.models.graph import Direction, Edge, Entity, GraphStats, RecallOp
 from mnemonite.models.messages import EventKind, Message, SessionEvent
 from mnemonite.models.procedures import Procedure
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
+from mnemonite.models.tools import ToolCall
 from mnemonite.scope import Scope
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.store.sql_working import BlockEdit, BlockLog
@@ -237,7 +238,15 @@ class AgentTierStore(Protocol):
     async def remove_procedure(self, user: str, agent: str, name: str, event: SessionEvent | None) -> Procedure: ...
 
 
-class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, AgentTierStore, Protocol):
+@runtime_checkable
+class ToolCallStore(Protocol):
+    """The audit log of the memory tools: one row per call."""
+
+    async def log_tool_calls(self, calls: Sequence[ToolCall], events: Sequence[SessionEvent] = ()) -> None: ...
+    async def tool_calls(self, user: str, agent: str | None, *, limit: int) -> list[ToolCall]: ...
+
+
+class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, AgentTierStore, ToolCallStore, Protocol):
     """Everything `Memory` needs from a backend."""
 
     async def close(self) -> None: ...

@@ -48,6 +48,7 @@ from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_replay import ReplayMethods
 from mnemonite.store.sql_search import SearchMethods
 from mnemonite.store.sql_session import SessionMethods, insert_events
+from mnemonite.store.sql_tools import ToolCallMethods
 from mnemonite.store.sql_working import WorkingMethods
 
 __all__ = ["SQLiteMemoryStore"]
@@ -91,6 +92,7 @@ class SQLiteMemoryStore(
     SessionMethods,
     ReplayMethods,
     ProceduralMethods,
+    ToolCallMethods,
 ):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
