@@ -10,11 +10,12 @@ import mnemonite
 from mnemonite import Memory, SyncMemory
 from mnemonite.graph import GraphMemory
 from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
-from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncWorkingTier
+from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
 from mnemonite.sync_tools import SyncTools, SyncToolSet
 from mnemonite.tiers import EpisodicTier, SemanticTier
 from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.session import SessionTier
+from mnemonite.tiers.shared import SharedTier
 from mnemonite.tiers.working import WorkingTier
 from mnemonite.tools import Tools, ToolSet
 
@@ -38,6 +39,8 @@ EXPORTS = {
     "NotADatabaseError",
     # sensitivity, redaction and the memory tools
     "Reveal", "Sensitivity", "SensitivityError", "GuardPolicy", "ToolCall", "ToolError", "ToolResult", "ToolSet",
+    "Block", "BlockConflictError", "BlockLimitError", "BlockPatchError", "Group", "GroupAccessError", "Message",
+    "Procedure", "ReadOnlyBlockError", "SessionEvent", "SharedItem",
 }  # fmt: skip
 
 
@@ -67,6 +70,7 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (ProceduralTier, SyncProceduralTier),
         (Tools, SyncTools),
         (ToolSet, SyncToolSet),
+        (SharedTier, SyncSharedTier),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from mnemonite.embedding.indexer import IndexProgress
     from mnemonite.errors import (
         AmbiguousIdError,
+        BlockConflictError,
+        BlockLimitError,
+        BlockPatchError,
         ConfigurationError,
         ConsolidationRuleError,
         DatabaseNotFoundError,
@@ -26,12 +29,14 @@ if TYPE_CHECKING:
         EntityConflictError,
         EpisodeConflictError,
         FactConflictError,
+        GroupAccessError,
         InvalidInputError,
         MemoryScopeError,
         MigrationNotSupported,
         MnemoniteError,
         NotADatabaseError,
         NotFoundError,
+        ReadOnlyBlockError,
         SchemaVersionError,
         SensitivityError,
         StoreError,
@@ -60,11 +65,15 @@ if TYPE_CHECKING:
         UpdateDelta,
         parse_delta,
     )
+    from mnemonite.models.blocks import Block
     from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
     from mnemonite.models.fact import EntityLink
     from mnemonite.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
+    from mnemonite.models.messages import Message, SessionEvent
+    from mnemonite.models.procedures import Procedure
     from mnemonite.models.search import SearchFilter, SearchHit
     from mnemonite.models.sensitivity import Sensitivity
+    from mnemonite.models.shared import Group, SharedItem
     from mnemonite.models.tools import ToolCall, ToolError, ToolResult
     from mnemonite.privacy import Reveal
     from mnemonite.salience import (
@@ -178,6 +187,18 @@ _WHERE: dict[str, str] = {
     "ToolError": "mnemonite.models.tools",
     "ToolResult": "mnemonite.models.tools",
     "Sensitivity": "mnemonite.models.sensitivity",
+    # the agent tiers
+    "BlockConflictError": "mnemonite.errors",
+    "BlockLimitError": "mnemonite.errors",
+    "BlockPatchError": "mnemonite.errors",
+    "GroupAccessError": "mnemonite.errors",
+    "ReadOnlyBlockError": "mnemonite.errors",
+    "Block": "mnemonite.models.blocks",
+    "Message": "mnemonite.models.messages",
+    "SessionEvent": "mnemonite.models.messages",
+    "Procedure": "mnemonite.models.procedures",
+    "Group": "mnemonite.models.shared",
+    "SharedItem": "mnemonite.models.shared",
 }
 
 __version__ = "0.1.0"
@@ -273,6 +294,18 @@ __all__ = [
     "ToolResult",
     "ToolSet",
     "SensitivityError",
+    # the agent tiers
+    "Block",
+    "BlockConflictError",
+    "BlockLimitError",
+    "BlockPatchError",
+    "Group",
+    "GroupAccessError",
+    "Message",
+    "Procedure",
+    "ReadOnlyBlockError",
+    "SessionEvent",
+    "SharedItem",
 ]
 
 

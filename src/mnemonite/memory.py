@@ -26,6 +26,7 @@ from mnemonite.store.sql_ids import IdKind
 from mnemonite.tiers import EpisodicTier, SemanticTier
 from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.session import SessionTier
+from mnemonite.tiers.shared import SharedTier
 from mnemonite.tiers.working import WorkingTier
 from mnemonite.tools.dispatch import Tools
 
@@ -78,6 +79,7 @@ class Memory:
         # the agent tiers
         self.working = WorkingTier(store, sensitivity=config.working_sensitivity)
         self.session = SessionTier(store, sensitivity=config.session_sensitivity)
+        self.shared = SharedTier(store, sensitivity=config.shared_sensitivity)
         self.procedural = ProceduralTier(
             store, embedder=readers[0] if readers else None, sensitivity=config.procedural_sensitivity
         )

@@ -47,7 +47,7 @@ from mnemonite.salience import SalienceContext, SalienceScorer
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
 from mnemonite.store.sql_ids import IdKind
-from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncWorkingTier
+from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
 from mnemonite.sync_tools import SyncTools
 from mnemonite.tiers import EpisodicTier, SalientEpisode, SemanticTier
 from mnemonite.tiers.episodic import RecalledEpisode
@@ -417,6 +417,7 @@ class SyncMemory:
         self.procedural = SyncProceduralTier(memory.procedural, loop)
         # the nine memory tools
         self.tools = SyncTools(memory.tools, loop)
+        self.shared = SyncSharedTier(memory.shared, loop)
 
     @classmethod
     def open(

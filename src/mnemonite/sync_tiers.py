@@ -12,12 +12,14 @@ from mnemonite.models.blocks import DEFAULT_BLOCK_CHARS, Block
 from mnemonite.models.messages import Attribution, EventKind, Message, MessageHit, SessionEvent
 from mnemonite.models.procedures import Procedure, ProcedureMatch
 from mnemonite.models.sensitivity import Sensitivity
+from mnemonite.models.shared import Group, GroupKind, SharedItem
 from mnemonite.scope import Scope
 from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.session import SessionTier
+from mnemonite.tiers.shared import SharedTier
 from mnemonite.tiers.working import WorkingTier
 
-__all__ = ["SyncProceduralTier", "SyncSessionTier", "SyncWorkingTier"]
+__all__ = ["SyncProceduralTier", "SyncSessionTier", "SyncSharedTier", "SyncWorkingTier"]
 
 T = TypeVar("T")
 
@@ -152,3 +154,39 @@ class SyncProceduralTier:
         self, scope: Scope, task_text: str, k: int = 3, *, min_similarity: float = 0.2
     ) -> builtins.list[ProcedureMatch]:
         return self._run(self._tier.activate(scope, task_text, k, min_similarity=min_similarity))
+
+
+class SyncSharedTier:
+    """Blocking ``mem.shared``."""
+
+    def __init__(self, tier: SharedTier, loop: _Runner) -> None:
+        self._tier, self._run = tier, loop.run
+
+    def create(self, scope: Scope, name: str, *, kind: GroupKind = "team") -> Group:
+        return self._run(self._tier.create(scope, name, kind=kind))
+
+    def add_member(self, scope: Scope, group: str, member: Scope, *, owner: bool = False) -> Group:
+        return self._run(self._tier.add_member(scope, group, member, owner=owner))
+
+    def remove_member(self, scope: Scope, group: str, member: Scope) -> Group:
+        return self._run(self._tier.remove_member(scope, group, member))
+
+    def groups(self, scope: Scope) -> builtins.list[Group]:
+        return self._run(self._tier.groups(scope))
+
+    def attach(
+        self,
+        scope: Scope,
+        group: str,
+        *,
+        fact_id: str | None = None,
+        block: str | None = None,
+        sensitivity: Sensitivity | None = None,
+    ) -> SharedItem:
+        return self._run(self._tier.attach(scope, group, fact_id=fact_id, block=block, sensitivity=sensitivity))
+
+    def detach(self, scope: Scope, group: str, item_id: str) -> SharedItem:
+        return self._run(self._tier.detach(scope, group, item_id))
+
+    def list_for(self, scope: Scope, *, group: str | None = None) -> builtins.list[SharedItem]:
+        return self._run(self._tier.list_for(scope, group=group))

@@ -40,12 +40,13 @@ class Group(Model):
 class SharedItem(Model):
     """A fact or a block shared with a group, as a member reads it."""
 
-    id: str
+    id: str = Field(default_factory=new_id, min_length=1, max_length=256)
     group_id: str
     group: str
     kind: Literal["fact", "block"]
+    item_id: str
     shared_by: GroupMember
     sensitivity: Sensitivity
-    shared_at: AwareDatetime
+    shared_at: AwareDatetime = Field(default_factory=utcnow)
     fact: Fact | None = None
     block: Block | None = None

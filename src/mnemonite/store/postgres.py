@@ -56,6 +56,7 @@ from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_replay import ReplayMethods
 from mnemonite.store.sql_search import Matrix, SearchMethods
 from mnemonite.store.sql_session import SessionMethods, insert_events
+from mnemonite.store.sql_shared import SharedMethods
 from mnemonite.store.sql_tools import ToolCallMethods
 from mnemonite.store.sql_working import WorkingMethods
 
@@ -161,6 +162,7 @@ class PostgresMemoryStore(
     ReplayMethods,
     ProceduralMethods,
     ToolCallMethods,
+    SharedMethods,
 ):
     """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
     that gives no connection within ``timeout`` seconds counts as unreachable.

@@ -11,7 +11,8 @@ from mnemonite.errors import InvalidInputError
 from mnemonite.models.blocks import Block
 from mnemonite.models.messages import Message, SessionEvent
 from mnemonite.models.procedures import Procedure
-from mnemonite.store import sql_procedural, sql_session, sql_working
+from mnemonite.models.shared import Group, SharedItem
+from mnemonite.store import sql_procedural, sql_session, sql_shared, sql_working
 from mnemonite.store.sql import Connection
 
 __all__ = ["REPLAYED", "ReplayMethods", "replay"]
@@ -38,6 +39,18 @@ async def _unprocedure(db: Connection, payload: dict[str, Any]) -> None:
     await sql_procedural.delete(db, payload["procedure"]["id"])
 
 
+async def _group(db: Connection, payload: dict[str, Any]) -> None:
+    await sql_shared.restore_group(db, Group.model_validate(payload["group"]))
+
+
+async def _share(db: Connection, payload: dict[str, Any]) -> None:
+    await sql_shared.share(db, SharedItem.model_validate(payload["item"]))
+
+
+async def _unshare(db: Connection, payload: dict[str, Any]) -> None:
+    await sql_shared.unshare(db, payload["item"]["id"])
+
+
 async def _block(db: Connection, payload: dict[str, Any]) -> None:
     await sql_working.restore(db, Block.model_validate(payload["block"]))
 
@@ -48,6 +61,11 @@ REPLAYED: dict[str, Apply] = {
     "session.compact": _compact,
     "procedural.define": _procedure,
     "procedural.remove": _unprocedure,
+    "shared.create": _group,
+    "shared.add_member": _group,
+    "shared.remove_member": _group,
+    "shared.attach": _share,
+    "shared.detach": _unshare,
     **{f"working.{verb}": _block for verb in ("define", "write", "append", "patch", "attach", "detach")},
 }
 

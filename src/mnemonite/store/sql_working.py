@@ -216,3 +216,8 @@ async def _owned(db: Connection, user: str, owner: str, label: str) -> Block:
     if found is None:
         raise NotFoundError(f"agent {owner!r} has no block labelled {label!r}")
     return found
+
+
+async def block_by_id(db: Connection, block_id: str) -> Block | None:
+    rows = list(await db.execute_fetchall(f"SELECT {_COLUMNS} FROM blocks b WHERE b.id = ?", (block_id,)))
+    return (await _with_agents(db, rows))[0] if rows else None

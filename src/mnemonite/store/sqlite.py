@@ -48,6 +48,7 @@ from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_replay import ReplayMethods
 from mnemonite.store.sql_search import SearchMethods
 from mnemonite.store.sql_session import SessionMethods, insert_events
+from mnemonite.store.sql_shared import SharedMethods
 from mnemonite.store.sql_tools import ToolCallMethods
 from mnemonite.store.sql_working import WorkingMethods
 
@@ -93,6 +94,7 @@ class SQLiteMemoryStore(
     ReplayMethods,
     ProceduralMethods,
     ToolCallMethods,
+    SharedMethods,
 ):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
