@@ -11,6 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.types import Tool as McpTool
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mnemonite import (
     Episode,
@@ -318,3 +322,30 @@ def tools_memory(tmp_path_factory: pytest.TempPathFactory) -> Any:
         mem.episodic.put(Episode(content="Adopted a cat named Miso"), user="alice", session="s1", agent="rag")
         mem.semantic.remember(Scope(user="alice", agent="rag"), "I live in Oslo")
         yield mem
+
+
+async def test_audit_rows_written_in_the_background_are_all_kept_by_close(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    mem = await Memory.open(url, config=MemoryConfig(embedder="none"))
+    tools = mem.tools.for_scope(ALICE)
+    for n in range(30):
+        await tools.call("fact_search", {"query": f"tea {n}"})
+    await mem.close()  # no calls() before: close waits for the queued rows
+    async with await Memory.open(url, config=MemoryConfig(embedder="none")) as again:
+        assert len(await again.tools.calls(ALICE, limit=100)) == 30
+
+
+async def test_tool_calls_emit_spans_without_arguments(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
+    monkeypatch.setattr(trace, "get_tracer", lambda *args, **kwargs: provider.get_tracer("test"))
+    tools = mem.tools.for_scope(ALICE)
+    await tools.call("fact_remember", {"text": "My PIN is zebraquartz", "sensitivity": "secret"})
+    await tools.call("fact_forget", {"fact_id": "x"})
+    spans = [s for s in exporter.get_finished_spans() if s.name == "memory.tool"]
+    attributes = [dict(s.attributes or {}) for s in spans]
+    assert [(a["mnemonite.tool"], a["mnemonite.outcome"], a["mnemonite.error_code"]) for a in attributes] == [
+        ("fact_remember", "ok", ""), ("fact_forget", "denied", "needs_approval")]  # fmt: skip
+    assert "zebraquartz" not in str(attributes)

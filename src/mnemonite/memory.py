@@ -127,6 +127,7 @@ class Memory:
         batch. Interrupting it loses nothing: the next process resumes where it stopped.
         """
         try:
+            await self.tools.flush()
             if self._indexer is not None:
                 await self._indexer.close()
                 if self.config.index_on_close if finish_indexing is None else finish_indexing:

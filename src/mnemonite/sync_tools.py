@@ -56,3 +56,6 @@ class SyncTools:
 
     def calls(self, scope: Scope | str, *, limit: int = 100) -> list[ToolCall]:
         return self._loop.run(self._tools.calls(scope, limit=limit))
+
+    def flush(self) -> None:
+        self._loop.run(self._tools.flush())

@@ -17,6 +17,7 @@ from mnemonite.models.messages import Message
 from mnemonite.models.tools import GuardTier, SideEffect
 from mnemonite.privacy import Reveal, redact
 from mnemonite.scope import Scope
+from mnemonite.tiers.episodic import RecalledEpisode
 from mnemonite.tools import schemas as s
 
 if TYPE_CHECKING:
@@ -84,8 +85,11 @@ async def _fact_search(mem: Memory, scope: Scope, args: s.FactSearchInput, revea
 
 
 def _fact_hit(fact: Fact, score: float, reveal: Reveal | None) -> s.FactHit:
-    return s.FactHit(id=fact.id, text=redact(fact.text, fact.sensitivity, reveal), memory_type=fact.memory_type,
-                     score=round(score, 6), recorded_at=fact.recorded_at.isoformat())  # fmt: skip
+    text = redact(fact.text, fact.sensitivity, reveal)
+    return s.FactHit.model_construct(
+        id=fact.id, text=text, memory_type=fact.memory_type, score=round(score, 6),
+        recorded_at=fact.recorded_at.isoformat(),
+    )  # fmt: skip
 
 
 async def _owned_fact(mem: Memory, scope: Scope, fact_id: str) -> Fact:
@@ -115,13 +119,15 @@ async def _recall_episodes(
     mem: Memory, scope: Scope, args: s.RecallEpisodesInput, reveal: Reveal | None
 ) -> s.ToolOutput:
     recalled = await mem.episodic.recall(_agent_scope(scope), args.query, args.k)
-    return s.RecallEpisodesOutput(
-        episodes=[
-            s.EpisodeHit(id=item.episode.id, content=redact(item.episode.content, item.episode.sensitivity, reveal),
-                         timestamp=item.episode.timestamp.isoformat(), relevance=round(item.relevance, 6),
-                         recency=round(item.recency, 6), salience=round(item.salience, 6), score=round(item.score, 6))
-            for item in recalled
-        ]
+    return s.RecallEpisodesOutput(episodes=[_episode_hit(item, reveal) for item in recalled])
+
+
+def _episode_hit(item: RecalledEpisode, reveal: Reveal | None) -> s.EpisodeHit:
+    episode = item.episode
+    return s.EpisodeHit.model_construct(
+        id=episode.id, content=redact(episode.content, episode.sensitivity, reveal),
+        timestamp=episode.timestamp.isoformat(), relevance=round(item.relevance, 6), recency=round(item.recency, 6),
+        salience=round(item.salience, 6), score=round(item.score, 6),
     )  # fmt: skip
 
 
@@ -135,7 +141,7 @@ async def _conversation_search(
 
 
 def _message(message: Message, reveal: Reveal | None) -> s.MessageHit:
-    return s.MessageHit(id=message.id, role=message.role, agent=message.agent or "",
+    return s.MessageHit.model_construct(id=message.id, role=message.role, agent=message.agent or "",
                         content=redact(message.content, message.sensitivity or "internal", reveal),
                         timestamp=message.timestamp.isoformat())  # fmt: skip
 
