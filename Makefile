@@ -55,6 +55,7 @@ bench: $(DEV)
 	$(PY) bench/conflicts.py
 	$(PY) bench/graph.py
 	$(PY) bench/scale.py --sizes 100000
+	$(PY) bench/agent.py
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache .hypothesis

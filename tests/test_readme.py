@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -30,7 +31,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
 
 
 def test_the_readme_has_its_examples() -> None:
-    assert len(BLOCKS) == 5
+    assert len(BLOCKS) == 6
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
@@ -60,3 +61,17 @@ def test_remember_with_decision_prints_what_the_readme_says(outputs: dict[int, s
 def test_the_graph_example_prints_a_prompt_ready_context(outputs: dict[int, str]) -> None:
     assert "[('WORKS_AT', 0)]" in outputs[4]
     assert "Alice prefers async Python" in outputs[4] and "Alice WORKS_AT Acme" in outputs[4]
+
+
+def test_the_agent_runtime_block_prints_both_formats_and_the_dispatchers_answers(outputs: dict[int, str]) -> None:
+    [index] = [i for i, block in enumerate(BLOCKS) if "tools.openai()" in block]
+    lines = outputs[index].splitlines()
+    assert lines[0] == str(
+        ["block_append", "block_replace", "block_rethink", "fact_remember", "fact_search", "fact_supersede",
+         "fact_forget", "recall_episodes", "conversation_search"]
+    )  # fmt: skip
+    anthropic = json.loads(lines[1])
+    assert anthropic["name"] == "fact_search" and anthropic["input_schema"]["required"] == ["query"]
+    assert json.loads(lines[2])["decision"] == "admit"
+    assert json.loads(lines[3])["error"]["code"] == "scope_not_allowed"
+    assert lines[4] == "needs_approval"
