@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,8 @@ async def secret_memory(url: str) -> None:
         await mem.episodic.put(ep("lunch", "I had lunch"), user="alex", session="s", agent="a")
         await mem.semantic.remember(ALEX, SECRET, sensitivity="secret")
         await mem.semantic.remember(ALEX, "I like tea")
+        tools = mem.tools.for_scope(Scope(user="alex", agent="a", session="s"))
+        assert (await tools.call("fact_search", {"query": "PIN"})).ok
 
 
 async def test_exports_redact_secret_text_by_default_and_cannot_restore(tmp_path: Path) -> None:
@@ -172,3 +175,18 @@ async def test_the_judge_endpoint_never_sees_secret_text(mem: Memory) -> None:
     prompt = seen[0]["messages"][1]["content"]
     assert decision.kind == "admit" and MARKER in prompt
     assert "Friday" not in prompt and "slow" not in prompt
+
+
+async def test_log_lines_carry_no_secret_text(mem: Memory, caplog: pytest.LogCaptureFixture) -> None:
+    """mnemonite's own loggers (a driver's DEBUG log, aiosqlite's, prints statement parameters: keep it off)."""
+    caplog.set_level(logging.DEBUG, logger="mnemonite")
+    tools = mem.tools.for_scope(Scope(user="alex", agent="a", session="s"))
+    await tools.call("fact_remember", {"text": SECRET, "sensitivity": "secret"})
+    await tools.call("fact_remember", {"text": "My bank PIN is now 5830", "sensitivity": "secret"})
+    await tools.call("fact_search", {"query": "bank PIN"})
+    await mem.episodic.put(Episode(content=SECRET, sensitivity="secret"), user="alex", session="s", agent="a")
+    failing = mem.tools.for_scope(Scope(user="alex", agent="a"))
+    await failing.call("conversation_search", {"query": "4921"})
+    await mem.tools.calls("alex")
+    ours = [r.getMessage() for r in caplog.records if r.name.startswith("mnemonite")]
+    assert not any("4921" in line or "5830" in line for line in ours)

@@ -305,6 +305,8 @@ def test_no_read_surface_crosses_scopes(tools_memory: SyncMemory, user: str, age
         visible = (user, session) == ("alice", "s1") if tool == "conversation_search" else owned
         assert bool(rows) == visible, (tool, scope)
     assert tools.call("block_rethink", {"label": "human", "value": "Name: Alice. Likes tea."}).ok == owned
+    audit = tools_memory.tools.calls(Scope(user=user, agent=agent))
+    assert {(c.user, c.agent) for c in audit} <= {(user, agent)} and bool(audit)
     if not owned:
         alices = tools_memory.semantic.facts(Scope(user="alice", agent="rag"))[0].id
         policy = GuardPolicy(approve=approving)
