@@ -25,6 +25,7 @@ from mnemonite import (
     OpenAIJudge,
     Scope,
     SensitivityError,
+    SyncMemory,
 )
 from mnemonite.models.conflict import JudgeVerdict
 from mnemonite.privacy import MARKER, Reveal, check_reveal, redact, redact_record
@@ -190,3 +191,24 @@ async def test_log_lines_carry_no_secret_text(mem: Memory, caplog: pytest.LogCap
     await mem.tools.calls("alex")
     ours = [r.getMessage() for r in caplog.records if r.name.startswith("mnemonite")]
     assert not any("4921" in line or "5830" in line for line in ours)
+
+
+def test_the_cli_exports_redacted_unless_given_a_reason(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from mnemonite.cli import app
+
+    db = tmp_path / "m.db"
+    with SyncMemory.open(f"sqlite:///{db}", config=MemoryConfig(embedder="none")) as mem:
+        mem.episodic.put(Episode(id="pin", content=SECRET, sensitivity="secret"), user="alex", session="s", agent="a")
+    runner = CliRunner()
+    shared = runner.invoke(app, ["--db", str(db), "export", str(tmp_path / "shared.jsonl")])
+    assert shared.exit_code == 0 and "4921" not in (tmp_path / "shared.jsonl").read_text()
+    refused = runner.invoke(app, ["--db", str(tmp_path / "b.db"), "import", str(tmp_path / "shared.jsonl")])
+    assert refused.exit_code == 1 and "--reveal" in refused.stderr
+    backup = runner.invoke(app, ["--db", str(db), "export", str(tmp_path / "backup.jsonl"), "--reveal", "backup"])
+    assert backup.exit_code == 0 and "4921" in (tmp_path / "backup.jsonl").read_text()
+    restored = runner.invoke(
+        app, ["--db", str(tmp_path / "c.db"), "--no-embed", "import", str(tmp_path / "backup.jsonl")]
+    )
+    assert restored.exit_code == 0, restored.output

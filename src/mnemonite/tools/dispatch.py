@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,6 @@ from mnemonite.errors import (
     NotFoundError,
     ReadOnlyBlockError,
 )
-from mnemonite.models.base import new_id
 from mnemonite.models.messages import SessionEvent
 from mnemonite.models.tools import GuardTier, Outcome, ToolCall, ToolError, ToolResult
 from mnemonite.privacy import MARKER, Reveal, check_reveal
@@ -86,12 +86,13 @@ class GuardPolicy:
         """A policy that lets the model read memory and change nothing."""
         return cls(allowed=frozenset({"read"}), needs_approval=frozenset())
 
-    async def check(self, request: ToolRequest) -> ToolError | None:
+    async def check(self, spec: ToolSpec, scope: Scope, args: BaseModel) -> ToolError | None:
         """None when the call may run, else why not."""
-        if request.guard not in self.allowed:
-            return ToolError(code="not_allowed", message=f"{request.tool} is not enabled for you here",
+        if spec.guard not in self.allowed:
+            return ToolError(code="not_allowed", message=f"{spec.name} is not enabled for you here",
                              hint="do not retry; tell the user you cannot change this memory")  # fmt: skip
-        if request.guard in self.needs_approval:
+        if spec.guard in self.needs_approval:
+            request = ToolRequest(spec.name, spec.guard, spec.side_effect, scope, args.model_dump())
             verdict = self.approve(request) if self.approve is not None else False
             if inspect.isawaitable(verdict):
                 verdict = await verdict
@@ -167,7 +168,7 @@ class ToolSet:
         Secret text in the result is a marker unless ``reveal`` (a `Reveal`) is given for this call.
         """
         started, at = time.perf_counter(), utcnow()
-        call_id = new_id()
+        call_id = _new_id()
         reveal = check_reveal(reveal)
         spec = TOOLS.get(name) if isinstance(name, str) else None
         with tool_span(str(name)[:_MAX_NAME], self.scope.user, self.scope.agent or "") as traced:
@@ -198,8 +199,7 @@ class ToolSet:
         except ValidationError as error:
             return "error", _invalid(error), False
         secret = args.__dict__.get("sensitivity") == "secret"  # not getattr: a missing pydantic attribute is slow
-        request = ToolRequest(spec.name, spec.guard, spec.side_effect, self.scope, args.model_dump())
-        if denied := await self.policy.check(request):
+        if denied := await self.policy.check(spec, self.scope, args):
             return "denied", denied, secret
         try:
             output = await spec.run(self.memory, self.scope, args, reveal)
@@ -231,14 +231,20 @@ class ToolSet:
         if scope.session is not None and scope.agent is not None:
             payload = {"call_id": call.id, "tool": call.tool, "arguments": shown, "outcome": call.outcome,
                        "error_code": call.error_code}  # fmt: skip
-            events = [SessionEvent.model_construct(
-                kind="tool_call", name=call.tool, user=scope.user, session=scope.session, agent=scope.agent,
-                payload=payload, at=at, sensitivity="secret" if secret else "internal",
-            )]  # fmt: skip
+            events = [SessionEvent.trusted({
+                "kind": "tool_call", "name": call.tool, "user": scope.user, "session": scope.session,
+                "agent": scope.agent, "payload": payload, "id": _new_id(), "at": at,
+                "sensitivity": "secret" if secret else "internal",
+            })]  # fmt: skip
         self.audit.add(call, events)
 
 
 _DENIALS = frozenset({"not_allowed", "needs_approval"})
+
+
+def _new_id() -> str:
+    """A random id like `new_id`'s (32 hex characters), at a tenth of uuid4's cost."""
+    return os.urandom(16).hex()
 
 
 def _audited_arguments(arguments: object, secret: bool) -> dict[str, Any]:
