@@ -18,6 +18,7 @@ from conftest import ep
 from embedding_server import chat_server
 from mnemonite import (
     ConfigurationError,
+    ConsolidationRule,
     Episode,
     InvalidInputError,
     Memory,
@@ -212,3 +213,15 @@ def test_the_cli_exports_redacted_unless_given_a_reason(tmp_path: Path) -> None:
         app, ["--db", str(tmp_path / "c.db"), "--no-embed", "import", str(tmp_path / "backup.jsonl")]
     )
     assert restored.exit_code == 0, restored.output
+
+
+async def test_a_fact_promoted_from_a_secret_episode_is_secret(mem_on_both: Memory) -> None:
+    mem = mem_on_both
+    meta = {"subject": "alex", "predicate": "pin", "object": "4921"}
+    await mem.episodic.put(Episode(id="pin", content=SECRET, sensitivity="secret", metadata=meta), user="alex",
+                           session="s", agent="a")  # fmt: skip
+    await mem.episodic.put(Episode(id="tea", content="I like tea", metadata={"subject": "alex", "predicate": "likes",
+                           "object": "tea"}), user="alex", session="s", agent="a")  # fmt: skip
+    await mem.consolidate(ConsolidationRule(id="nightly", cadence={"every": 1}))
+    levels = {f.text: f.sensitivity for f in await mem.semantic.facts(ALEX)}
+    assert levels == {SECRET: "secret", "I like tea": "internal"}
