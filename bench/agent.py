@@ -102,6 +102,10 @@ def _arguments(r: random.Random, tool: str, words: tuple[str, str, str], flip: t
     }[tool]
 
 
+def _agent(scope: Scope) -> Scope:
+    return Scope(user=scope.user, agent=scope.agent)
+
+
 # What each tool runs, called directly: the baseline of the dispatcher's overhead.
 Direct = Callable[[Memory, Scope, dict[str, Any]], Awaitable[Any]]
 DIRECT: dict[str, Direct] = {
@@ -110,8 +114,8 @@ DIRECT: dict[str, Direct] = {
     "block_rethink": lambda m, s, a: m.working.write(s, a["label"], a["value"]),
     "fact_remember": lambda m, s, a: m.semantic.remember_with_decision(Scope(user=s.user, agent=s.agent), a["text"]),
     "fact_search": lambda m, s, a: m.semantic.search(Scope(user=s.user, agent=s.agent), a["query"], a["k"]),
-    "fact_supersede": lambda m, s, a: m.semantic.supersede(a["fact_id"], a["text"]),
-    "fact_forget": lambda m, s, a: m.semantic.forget(a["fact_id"]),
+    "fact_supersede": lambda m, s, a: m.semantic.supersede(a["fact_id"], a["text"], scope=_agent(s)),
+    "fact_forget": lambda m, s, a: m.semantic.forget(a["fact_id"], scope=_agent(s)),
     "recall_episodes": lambda m, s, a: m.episodic.recall(Scope(user=s.user, agent=s.agent), a["query"], a["k"]),
     "conversation_search": lambda m, s, a: m.session.search(Scope(user=s.user, session=s.session), a["query"], a["k"]),
 }  # fmt: skip

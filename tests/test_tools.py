@@ -23,6 +23,7 @@ from mnemonite import (
     Memory,
     MemoryConfig,
     MemoryScopeError,
+    NotFoundError,
     Reveal,
     Scope,
     SyncMemory,
@@ -176,6 +177,12 @@ async def test_another_users_fact_ids_read_as_unknown_and_change_nothing(mem_on_
             message = failed(await tools.call(tool, {"fact_id": fact.id, **arguments}), "not_found")
             assert message == unknown.replace("f" * 32, fact.id)  # no hint that the id exists elsewhere
     assert await state(mem, BOB, Scope(user="alice", agent="planner")) == before
+    mine = Scope(user="alice", agent="rag")
+    with pytest.raises(NotFoundError, match=f"^no fact with id '{bob_fact.id}'$"):
+        await mem.semantic.forget(bob_fact.id, scope=mine)
+    with pytest.raises(NotFoundError):
+        await mem.semantic.supersede(other_agent.id, "I live in Oslo", scope=mine)
+    assert (await mem.semantic.forget(other_agent.id, scope=Scope(user="alice"))).status == "forgotten"
 
 
 async def test_destructive_tools_need_the_hosts_approval(mem: Memory) -> None:

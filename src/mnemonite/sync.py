@@ -226,11 +226,11 @@ class SyncSemanticTier:
     def remember(self, scope: Scope, text: str, **fields: Any) -> Fact:
         return self._run(self._tier.remember(scope, text, **fields))
 
-    def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
-        return self._run(self._tier.supersede(old_id, text, **fields))
+    def supersede(self, old_id: str, text: str, *, scope: Scope | None = None, **fields: Any) -> Fact:
+        return self._run(self._tier.supersede(old_id, text, scope=scope, **fields))
 
-    def forget(self, fact_id: str) -> Fact:
-        return self._run(self._tier.forget(fact_id))
+    def forget(self, fact_id: str, *, scope: Scope | None = None) -> Fact:
+        return self._run(self._tier.forget(fact_id, scope=scope))
 
     def purge(self, fact_id: str, *, reason: str) -> PurgeRecord:
         return self._run(self._tier.purge(fact_id, reason=reason))

@@ -255,14 +255,15 @@ class SemanticTier:
         user, agent = fact_scope(scope)
         return sorted(await self._names.known(user, agent))
 
-    async def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
+    async def supersede(self, old_id: str, text: str, *, scope: Scope | None = None, **fields: Any) -> Fact:
         """Replace a current fact explicitly: the old one is closed, the new one cites it (SUPERSEDES).
 
         The new text is read as `remember` reads it: (subject, predicate, object) from the locale
         pack unless given as keywords, and a vector from the active embedder. The new version
         keeps the old one's entity links and sensitivity unless ``entities=`` or ``sensitivity=`` is given.
+        With ``scope``, a fact of another user (or agent) raises `NotFoundError` as an unknown id does.
         """
-        old = await self.get(old_id)
+        old = await self._get_in(old_id, scope)
         if old.superseded_at is not None:
             raise FactConflictError(f"fact {old_id!r} is {old.status}: only a current fact can be superseded")
         text = check_text(text)
@@ -294,9 +295,12 @@ class SemanticTier:
                                             "object": triple.object}  # fmt: skip
         return {key: value for key in given if (value := given[key] or parsed.get(key))}
 
-    async def forget(self, fact_id: str) -> Fact:
-        """Soft-delete a current fact: it stops being believed now, and stays for ``as_of`` replay."""
-        fact = await self.get(fact_id)
+    async def forget(self, fact_id: str, *, scope: Scope | None = None) -> Fact:
+        """Soft-delete a current fact: it stops being believed now, and stays for ``as_of`` replay.
+
+        With ``scope``, a fact of another user (or agent) raises `NotFoundError` as an unknown id does.
+        """
+        fact = await self._get_in(fact_id, scope)
         if fact.superseded_at is not None:
             raise FactConflictError(f"fact {fact_id!r} is already {fact.status}")
         delta = DeleteDelta(replaces=[fact_id], source_episode_ids=[], promotion_ts=utcnow(), rule_id="forget",
@@ -452,6 +456,17 @@ class SemanticTier:
         fact = await self._store.get_fact(fact_id)
         if fact is None:
             raise NotFoundError(f"no fact with id {fact_id!r}")
+        return fact
+
+    async def _get_in(self, fact_id: str, scope: Scope | None) -> Fact:
+        fact = await self._store.get_fact(fact_id)
+        outside = (
+            scope is not None
+            and fact is not None
+            and (fact.user != scope.user or (scope.agent is not None and fact.agent != scope.agent))
+        )
+        if fact is None or outside:
+            raise NotFoundError(f"no fact with id {fact_id!r}")  # the same words: no hint that it exists elsewhere
         return fact
 
     async def history(self, fact_id: str) -> list[Fact]:

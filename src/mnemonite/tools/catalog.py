@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mnemonite.errors import InvalidInputError, NotFoundError
+from mnemonite.errors import InvalidInputError
 from mnemonite.models.fact import Fact
 from mnemonite.models.messages import Message
 from mnemonite.models.tools import GuardTier, SideEffect
@@ -92,26 +92,13 @@ def _fact_hit(fact: Fact, score: float, reveal: Reveal | None) -> s.FactHit:
     )  # fmt: skip
 
 
-async def _owned_fact(mem: Memory, scope: Scope, fact_id: str) -> Fact:
-    """The scope's own fact; another scope's id reads exactly as an unknown one (no existence oracle)."""
-    try:
-        fact = await mem.semantic.get(fact_id)
-    except NotFoundError:
-        fact = None
-    if fact is None or (fact.user, fact.agent) != (scope.user, scope.agent):
-        raise NotFoundError(f"no fact with id {fact_id!r} in your memory")
-    return fact
-
-
 async def _fact_supersede(mem: Memory, scope: Scope, args: s.FactSupersedeInput, reveal: Reveal | None) -> s.ToolOutput:
-    await _owned_fact(mem, scope, args.fact_id)
-    new = await mem.semantic.supersede(args.fact_id, args.text)
+    new = await mem.semantic.supersede(args.fact_id, args.text, scope=_agent_scope(scope))
     return s.FactSupersedeOutput(old_id=args.fact_id, fact_id=new.id, text=redact(new.text, new.sensitivity, reveal))
 
 
 async def _fact_forget(mem: Memory, scope: Scope, args: s.FactForgetInput, reveal: Reveal | None) -> s.ToolOutput:
-    await _owned_fact(mem, scope, args.fact_id)
-    fact = await mem.semantic.forget(args.fact_id)
+    fact = await mem.semantic.forget(args.fact_id, scope=_agent_scope(scope))
     return s.FactForgetOutput(fact_id=fact.id, status=fact.status)
 
 
