@@ -31,7 +31,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
 
 
 def test_the_readme_has_its_examples() -> None:
-    assert len(BLOCKS) == 6
+    assert len(BLOCKS) == 10
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))

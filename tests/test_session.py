@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mnemonite import InvalidInputError, Memory, MemoryConfig, MemoryScopeError, NotFoundError, Scope, SyncMemory
-from mnemonite.copy import GENERATED, _columns, _reading
+from mnemonite.copy import GENERATED, _columns, _reading, copy_memory
 from mnemonite.models.messages import Message
 from mnemonite.store.sql import TABLES
 
@@ -24,12 +24,20 @@ ADVERSARIAL = ["alice", "alice2", "Alice", "a%", "a_b", "x/y", "%", "_", "\\", "
 NOT_CONTENT = {"seq", "recorded_at"} | GENERATED
 
 
-async def table_hashes(mem: Memory) -> dict[str, str]:
-    """sha256 of every table's rows (content columns, rows sorted) of a memory."""
+AGENT_TABLES = {
+    "blocks", "block_agents", "session_messages", "session_events", "procedures", "agent_groups", "group_members",
+    "shared_items",
+}  # fmt: skip
+
+
+async def table_hashes(mem: Memory, tables: set[str] | None = None) -> dict[str, str]:
+    """sha256 of every table's rows (content columns by name, rows sorted) of a memory."""
     hashes = {}
     async with _reading(mem._store) as db:
         for table, _ in TABLES:
-            columns = [c for c in await _columns(db, table) if c not in NOT_CONTENT]
+            if tables is not None and table not in tables:
+                continue
+            columns = sorted(c for c in await _columns(db, table) if c not in NOT_CONTENT)
             cursor = await db.execute(f"SELECT {', '.join(columns)} FROM {table}")
             rows = sorted(orjson.dumps([_plain(v) for v in row]) for row in await cursor.fetchall())
             hashes[table] = hashlib.sha256(b"\n".join(rows)).hexdigest()
@@ -58,6 +66,8 @@ async def test_push_list_and_search(mem_on_both: Memory) -> None:
     assert [h.message.agent for h in await s.search(Scope(user="alice", agent="booker"), "porto")] == ["booker"]
     assert await s.search(Scope(user="alice", session="other"), "porto") == []
     assert await s.search(CHAT, "the of") == []  # stop words only
+    hidden = await s.push(CHAT, Message("user", "Not hidden by a forged mark.", compacted_into="x"))
+    assert hidden.compacted_into is None and (await s.list(CHAT, limit=1))[0].id == hidden.id
 
 
 async def test_attribution_says_who_said_read_wrote_and_called_what(mem_on_both: Memory) -> None:
@@ -152,6 +162,26 @@ async def test_export_and_replay_reproduce_every_table(memory_url: str, tmp_path
     assert after == before
 
 
+async def test_copy_carries_the_agent_tiers_between_backends(memory_url: str, tmp_path: Path) -> None:
+    config = MemoryConfig(embedder="none")
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    async with await Memory.open(source, config=config) as mem:
+        await mem.working.define(CHAT, "plan", "Day 1: Lisbon")
+        await mem.working.attach(CHAT, "plan", "booker")
+        await mem.session.push(CHAT, Message("user", "Trains to Porto, please."))
+        await mem.procedural.define(CHAT, "book-train", ["Search", "Book"], trigger="rail travel")
+        await mem.shared.create(CHAT, "travellers")
+        await mem.shared.attach(CHAT, "travellers", block="plan")
+        before = await table_hashes(mem, AGENT_TABLES)
+    report = await copy_memory(source, memory_url)
+    assert report.ok and report.source["session_events"] == 6
+    async with await Memory.open(memory_url, config=config) as copied:
+        assert await table_hashes(copied, AGENT_TABLES) == before
+        assert [h.message.content for h in await copied.session.search(CHAT, "porto")] == ["Trains to Porto, please."]
+        assert (await copied.procedural.activate(CHAT, "a rail trip"))[0].procedure.name == "book-train"
+        await copied.session.push(CHAT, Message("user", "One more."))  # the copy's counters continue after its rows
+
+
 async def test_replay_refuses_files_that_are_not_exports(mem_on_both: Memory, tmp_path: Path) -> None:
     await mem_on_both.session.push(CHAT, Message("user", "hi"))
     await mem_on_both.session.export(CHAT, tmp_path / "ok.jsonl")
@@ -161,6 +191,7 @@ async def test_replay_refuses_files_that_are_not_exports(mem_on_both: Memory, tm
         "other-format": orjson.dumps({"format": "x", "version": 1}) + b"\n",
         "cut": good.splitlines()[0] + b"\n",
         "bad-event": good.splitlines()[0] + b"\n" + orjson.dumps({"event": {"kind": "nope"}}) + b"\n",
+        "no-record": _header(good, 2) + good.splitlines()[1] + b"\n" + _broken(good) + b"\n",
     }
     async with await Memory.open(f"sqlite:///{tmp_path / 'empty.db'}", config=MemoryConfig(embedder="none")) as other:
         before = await table_hashes(other)
@@ -171,6 +202,18 @@ async def test_replay_refuses_files_that_are_not_exports(mem_on_both: Memory, tm
         with pytest.raises(NotFoundError):
             await other.session.replay(tmp_path / "missing.jsonl")
         assert await table_hashes(other) == before
+
+
+def _header(export: bytes, events: int) -> bytes:
+    return orjson.dumps({**orjson.loads(export.splitlines()[0]), "events": events}) + b"\n"
+
+
+def _broken(export: bytes) -> bytes:
+    """A well-formed event whose write carries no record: found only while replaying, after the first event."""
+    event = orjson.loads(export.splitlines()[1])["event"]
+    return orjson.dumps(
+        {"event": {**event, "id": "other", "kind": "memory_write", "name": "working.write", "payload": {}}}
+    )
 
 
 async def test_bad_input_is_refused_and_changes_nothing(mem_on_both: Memory) -> None:
@@ -194,6 +237,15 @@ async def test_bad_input_is_refused_and_changes_nothing(mem_on_both: Memory) -> 
         await s.log_event(CHAT, "gossip", "x")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError):
         await s.compact(CHAT, keep_last=-1)
+    with pytest.raises(InvalidInputError):
+        await s.compact(CHAT, max_lines=0)
+    with pytest.raises(MemoryScopeError, match="agent"):
+        await s.log_event(Scope(user="alice", session="trip"), "tool_call", "t")
+    for verb in (s.flush_important, s.compact):
+        with pytest.raises(MemoryScopeError, match="session"):
+            await verb(Scope(user="alice", agent="planner"))
+    with pytest.raises(InvalidInputError):
+        await s.search(CHAT, 42)  # type: ignore[arg-type]
     with pytest.raises(NotFoundError):
         await s.export(CHAT, "/tmp/never-written.jsonl")
     assert await s.list("alice", compacted=True) == [] and await s.events("alice") == []
@@ -226,5 +278,8 @@ async def _cross_scope(url: str, owner: Scope, reader: Scope) -> None:
             mine = [m for m in seen if word in m.content] + [h.message for h in hits]
             mine += [e for e in events if e.payload.get("word") == word]  # type: ignore[misc]
             widened = scope.user == owner.user and scope.session in (None, owner.session)
-            widened = widened and scope.agent in (None, owner.agent)
-            assert bool(mine) == widened, (scope, owner)
+            assert bool(mine) == (widened and scope.agent in (None, owner.agent)), (scope, owner)
+            told = await mem.session.attributed_for(scope, owner.agent or "x")  # any agent of the scope's sessions
+            attributed = [m for m in told.said if word in m.content]
+            attributed += [e for e in told.tool_calls if e.payload == {"word": word}]  # type: ignore[misc]
+            assert bool(attributed) == widened, (scope, owner)

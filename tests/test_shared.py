@@ -72,6 +72,12 @@ async def test_only_members_and_owners_act_on_a_group(mem_on_both: Memory) -> No
         await sh.create(ALICE, "team")
     with pytest.raises(InvalidInputError, match="needs an owner"):
         await sh.remove_member(ALICE, "team", ALICE)
+    with pytest.raises(InvalidInputError, match="member of 'team' already"):
+        await sh.add_member(ALICE, "team", BOB)
+    with pytest.raises(NotFoundError):
+        await sh.remove_member(ALICE, "team", MALLORY)
+    with pytest.raises(MemoryScopeError):
+        await sh.add_member(ALICE, "team", Scope(user="bob"))
     assert [i.kind for i in await sh.list_for(BOB)] == []
 
 
@@ -123,6 +129,7 @@ async def _cross_scope(url: str, owner: Scope, reader: Scope) -> None:
         item = await mem.shared.attach(owner, name, block=name)
         seen = await mem.shared.list_for(reader)
         assert all(i.group_id != group.id and (i.block is None or i.block.value != text) for i in seen)
+        assert all(g.id != group.id for g in await mem.shared.groups(reader))
         for attempt in (
             mem.shared.list_for(reader, group=group.id),
             mem.shared.detach(reader, group.id, item.id),

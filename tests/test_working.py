@@ -146,6 +146,10 @@ async def test_bad_input_is_refused_with_typed_errors(mem_on_both: Memory) -> No
         await w.write(PLANNER, "persona", 42)  # type: ignore[arg-type]
     with pytest.raises(NotFoundError):
         await w.write(PLANNER, "missing", "x")
+    with pytest.raises(MemoryScopeError):
+        await w.attach(PLANNER, "missing", " ")
+    with pytest.raises(MemoryScopeError):
+        await w.read("alice", "persona")  # type: ignore[arg-type]
     assert await w.list(PLANNER) == []
 
 

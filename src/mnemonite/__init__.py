@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from mnemonite.conflicts import LocalePack, define_locale_pack
     from mnemonite.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
     from mnemonite.embedding.indexer import IndexProgress
+
+    # the agent tiers
     from mnemonite.errors import (
         AmbiguousIdError,
         BlockConflictError,

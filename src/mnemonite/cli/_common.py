@@ -276,3 +276,32 @@ def day(moment: datetime | None) -> str:
 
 def minute(moment: datetime | None) -> str:
     return "-" if moment is None else f"{moment:%Y-%m-%d %H:%M}"
+
+
+# -- the agent tiers -------------------------------------------------------------------------------
+
+
+class Sensitivity(StrEnum):
+    """The sensitivity levels (`mnemonite.models.sensitivity.Sensitivity`)."""
+
+    public = "public"
+    internal = "internal"
+    secret = "secret"
+
+
+SensitivityOption = Annotated[
+    Sensitivity | None,
+    typer.Option(help="public, internal or secret (default: the tier's, from the configuration).", show_default=False),
+]
+
+
+def agent_scope(user: str, agent: str, session: str | None = None) -> Any:
+    """The `Scope` of one agent of a user (in a session when given)."""
+    from mnemonite.scope import Scope
+
+    return Scope(user=user, agent=agent, session=session)
+
+
+def chosen(sensitivity: Sensitivity | None) -> Any:
+    """The chosen sensitivity as the library takes it (None: the tier's default)."""
+    return None if sensitivity is None else sensitivity.value

@@ -7,17 +7,24 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+from mnemonite._time import to_text, utcnow
 from mnemonite.errors import InvalidInputError
+from mnemonite.models import Episode
 from mnemonite.models.blocks import Block
 from mnemonite.models.messages import Message, SessionEvent
 from mnemonite.models.procedures import Procedure
 from mnemonite.models.shared import Group, SharedItem
 from mnemonite.store import sql_procedural, sql_session, sql_shared, sql_working
-from mnemonite.store.sql import Connection
+from mnemonite.store.rows import episode_values
+from mnemonite.store.sql import Connection, is_postgres
 
 __all__ = ["REPLAYED", "ReplayMethods", "replay"]
 
 Apply = Callable[[Connection, dict[str, Any]], Awaitable[None]]
+_EPISODE_INSERT = (
+    "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node,"
+    " metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+)
 
 
 async def _message(db: Connection, payload: dict[str, Any]) -> None:
@@ -51,6 +58,24 @@ async def _unshare(db: Connection, payload: dict[str, Any]) -> None:
     await sql_shared.unshare(db, payload["item"]["id"])
 
 
+async def _episodes(db: Connection, payload: dict[str, Any]) -> None:
+    """The episodes a flush promoted; one already stored (the same id) is left as it is."""
+    now = to_text(utcnow())
+    for episode in [Episode.model_validate(e) for e in payload["episodes"]]:
+        row = episode_values(episode, now)
+        cursor = await db.execute(_EPISODE_INSERT, row)
+        if cursor.rowcount and not is_postgres(db):  # SQLite's episode full text is written by the store, not a trigger
+            await db.execute(
+                "INSERT INTO episodes_fts (rowid, content) SELECT seq, content FROM episodes WHERE id = ?",
+                (episode.id,),
+            )
+        if row[7]:
+            await db.execute(
+                "INSERT INTO episode_sources (scope_key, source_node) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (row[1], row[7]),
+            )
+
+
 async def _block(db: Connection, payload: dict[str, Any]) -> None:
     await sql_working.restore(db, Block.model_validate(payload["block"]))
 
@@ -59,6 +84,7 @@ async def _block(db: Connection, payload: dict[str, Any]) -> None:
 REPLAYED: dict[str, Apply] = {
     "session.push": _message,
     "session.compact": _compact,
+    "session.flush": _episodes,
     "procedural.define": _procedure,
     "procedural.remove": _unprocedure,
     "shared.create": _group,

@@ -112,6 +112,7 @@ class SessionTier:
             update={
                 "user": user, "session": session, "agent": check_id("agent", agent),
                 "sensitivity": check_sensitivity(message.sensitivity, self._sensitivity),
+                "compacted_into": None,  # only compact marks a turn as summarised
             }
         )  # fmt: skip
 
@@ -234,25 +235,17 @@ class SessionTier:
         return len(events)
 
     async def replay(self, path: str | Path) -> int:
-        """Load an exported session into this memory, which must not hold that session yet; the memory
-        then holds the state the session produced (blocks, messages, summaries, episodes). Returns
-        how many events were replayed. A file that is not a session export changes nothing."""
+        """Load an exported session into this memory, which must not hold that session yet, in one
+        transaction; the memory then holds the state the session produced (blocks, messages, summaries,
+        episodes, procedures, groups). Returns how many events were replayed. A file that is not a
+        session export changes nothing."""
         header, events = _read_export(Path(path))
         if await self._store.session_events(header["user"], header["session"], None):
             raise InvalidInputError(
                 f"this memory holds session {header['session']!r} of user {header['user']!r} already;"
                 " replay into an empty memory"
             )
-        batch: builtins.list[SessionEvent] = []
-        for event in events:
-            if event.name == "session.flush":
-                await self._store.replay_events(batch)
-                batch = []
-                episodes = [Episode.model_validate(e) for e in event.payload.get("episodes", [])]
-                await self._store.put_many(episodes, [event])
-            else:
-                batch.append(event)
-        await self._store.replay_events(batch)
+        await self._store.replay_events(events)
         return len(events)
 
 
