@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -225,3 +227,17 @@ async def test_a_fact_promoted_from_a_secret_episode_is_secret(mem_on_both: Memo
     await mem.consolidate(ConsolidationRule(id="nightly", cadence={"every": 1}))
     levels = {f.text: f.sensitivity for f in await mem.semantic.facts(ALEX)}
     assert levels == {SECRET: "secret", "I like tea": "internal"}
+
+
+@given(level=st.text(max_size=12).filter(lambda text: text not in ("public", "internal", "secret")))
+def test_any_other_sensitivity_is_refused(level: str) -> None:
+    with pytest.raises(SensitivityError):
+        Episode(content="x", sensitivity=level)  # type: ignore[arg-type]
+
+
+@given(text=st.text(min_size=1, max_size=200))
+def test_secret_text_never_leaves_without_a_reveal(text: str) -> None:
+    assert redact(text, "secret") == MARKER and redact(text, "internal") == text == redact(text, "public")
+    assert redact(text, "secret", Reveal("shown to its owner")) == text
+    hidden = redact_record(Episode(content=text if text.strip() else "x", sensitivity="secret"))
+    assert hidden.content == MARKER

@@ -175,9 +175,7 @@ class ToolSet:
             outcome, payload, secret = await self._outcome(spec, name, arguments, reveal)
             result = _result(str(name)[:_MAX_NAME], call_id, outcome, payload)
             traced(outcome, result.error.code if result.error else "")
-        await self._audit(
-            spec, name, arguments, result, secret or reveal is not None, at, time.perf_counter() - started
-        )
+        self._audit(spec, name, arguments, result, secret or reveal is not None, at, time.perf_counter() - started)
         return result
 
     async def _outcome(
@@ -211,7 +209,7 @@ class ToolSet:
                                       hint="do not retry this call"), secret  # fmt: skip
         return "ok", output, secret or output.__dict__.get("sensitivity") == "secret"
 
-    async def _audit(
+    def _audit(
         self, spec: ToolSpec | None, name: object, arguments: object, result: ToolResult, secret: bool,
         at: Any, elapsed: float,
     ) -> None:  # fmt: skip
