@@ -66,6 +66,7 @@ openapi: $(DEV)
 # The documentation site, built as CI builds it (warnings are errors).
 docs: $(DEV)
 	$(VENV)/bin/mkdocs build --strict --site-dir build/site
+	$(PY) bench/agent.py
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -13,11 +13,13 @@ from mnemonite.graph import GraphMemory
 from mnemonite.keys import ApiKeys
 from mnemonite.sync import SyncApiKeys, SyncConsolidator, SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
 from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
+from mnemonite.sync_tools import SyncTools, SyncToolSet
 from mnemonite.tiers import EpisodicTier, SemanticTier
 from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.session import SessionTier
 from mnemonite.tiers.shared import SharedTier
 from mnemonite.tiers.working import WorkingTier
+from mnemonite.tools import Tools, ToolSet
 
 PACKAGE = Path(mnemonite.__file__).parent
 ROOT = PACKAGE.parent.parent
@@ -40,6 +42,8 @@ EXPORTS = {
     "Consolidator", "ConsolidatorConfig", "CONSOLIDATOR_TIER_DEFAULTS", "CustomTierMisconfiguredError",
     "BudgetExceededError", "LLMProviderError", "ConsolidatorBusyError", "OpenAIProvider", "LLMProvider",
     "PhaseReport", "ConsolidatorStatus", "TopicEpisode",
+    # sensitivity, redaction and the memory tools
+    "Reveal", "Sensitivity", "SensitivityError", "GuardPolicy", "ToolCall", "ToolError", "ToolResult", "ToolSet",
     "Block", "BlockConflictError", "BlockLimitError", "BlockPatchError", "Group", "GroupAccessError", "Message",
     "Procedure", "ReadOnlyBlockError", "SessionEvent", "SharedItem",
     # the server's API keys
@@ -72,6 +76,8 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (WorkingTier, SyncWorkingTier),
         (SessionTier, SyncSessionTier),
         (ProceduralTier, SyncProceduralTier),
+        (Tools, SyncTools),
+        (ToolSet, SyncToolSet),
         (SharedTier, SyncSharedTier),
         (ApiKeys, SyncApiKeys),
     ):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -30,7 +31,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
 
 
 def test_the_readme_has_its_examples() -> None:
-    assert len(BLOCKS) == 10
+    assert len(BLOCKS) == 11
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
@@ -68,3 +69,17 @@ def test_the_consolidator_example_promotes_statements_and_keeps_the_move(outputs
     assert "'I work at Siemens'" in out and "'Ana lives in Porto'" in out and "from ['s1-0']" in out
     assert "I live in Berlin'" not in out and "'I moved to Munich'" in out  # the old address is history
     assert "My sister Ana is a nurse. She lives in Porto." in out  # the light phase's summary
+
+
+def test_the_agent_runtime_block_prints_both_formats_and_the_dispatchers_answers(outputs: dict[int, str]) -> None:
+    [index] = [i for i, block in enumerate(BLOCKS) if "tools.openai()" in block]
+    lines = outputs[index].splitlines()
+    assert lines[0] == str(
+        ["block_append", "block_replace", "block_rethink", "fact_remember", "fact_search", "fact_supersede",
+         "fact_forget", "recall_episodes", "conversation_search"]
+    )  # fmt: skip
+    anthropic = json.loads(lines[1])
+    assert anthropic["name"] == "fact_search" and anthropic["input_schema"]["required"] == ["query"]
+    assert json.loads(lines[2])["decision"] == "admit"
+    assert json.loads(lines[3])["error"]["code"] == "scope_not_allowed"
+    assert lines[4] == "needs_approval"

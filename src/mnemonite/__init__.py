@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         PermissionDeniedError,
         ReadOnlyBlockError,
         SchemaVersionError,
+        SensitivityError,
         StoreError,
         StoreUnavailableError,
     )
@@ -88,7 +89,10 @@ if TYPE_CHECKING:
     from mnemonite.models.messages import Message, SessionEvent
     from mnemonite.models.procedures import Procedure
     from mnemonite.models.search import SearchFilter, SearchHit
+    from mnemonite.models.sensitivity import Sensitivity
     from mnemonite.models.shared import Group, SharedItem
+    from mnemonite.models.tools import ToolCall, ToolError, ToolResult
+    from mnemonite.privacy import Reveal
     from mnemonite.salience import (
         RuleBasedScorer,
         SalienceConfig,
@@ -105,6 +109,7 @@ if TYPE_CHECKING:
     from mnemonite.sync import SyncMemory
     from mnemonite.tiers import SalientEpisode
     from mnemonite.tokens import TokenCounter
+    from mnemonite.tools import GuardPolicy, ToolSet
 
 # Names load on first use (PEP 562): `mnemonite --help` and `import mnemonite.errors` must not pay
 # for numpy, pydantic models and the search engine.
@@ -203,6 +208,15 @@ _WHERE: dict[str, str] = {
     "PhaseReport": "mnemonite.models.consolidator",
     "ConsolidatorStatus": "mnemonite.models.consolidator",
     "TopicEpisode": "mnemonite.models.consolidator",
+    # sensitivity, redaction and the memory tools
+    "SensitivityError": "mnemonite.errors",
+    "Reveal": "mnemonite.privacy",
+    "GuardPolicy": "mnemonite.tools",
+    "ToolSet": "mnemonite.tools",
+    "ToolCall": "mnemonite.models.tools",
+    "ToolError": "mnemonite.models.tools",
+    "ToolResult": "mnemonite.models.tools",
+    "Sensitivity": "mnemonite.models.sensitivity",
     # the agent tiers
     "BlockConflictError": "mnemonite.errors",
     "BlockLimitError": "mnemonite.errors",
@@ -321,6 +335,15 @@ __all__ = [
     "PhaseReport",
     "ConsolidatorStatus",
     "TopicEpisode",
+    # sensitivity, redaction and the memory tools
+    "Reveal",
+    "Sensitivity",
+    "GuardPolicy",
+    "ToolCall",
+    "ToolError",
+    "ToolResult",
+    "ToolSet",
+    "SensitivityError",
     # the agent tiers
     "Block",
     "BlockConflictError",

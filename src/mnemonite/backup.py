@@ -108,7 +108,7 @@ async def _checked_copy(path: Path, progress: Progress | None) -> BackupReport:
 async def _export_snapshot(store: Store, path: Path, progress: Progress | None) -> BackupReport:
     async with snapshot(store) as pinned:
         with path.open("wb") as out:
-            await _export(pinned, out, progress)
+            await _export(pinned, out, progress, True)  # a backup restores: secret text is kept whole
     counts, hashes = await asyncio.to_thread(_file_hashes, path)
     return BackupReport(path, "export", counts, hashes)
 

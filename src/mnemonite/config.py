@@ -49,6 +49,8 @@ class MemoryConfig(Model):
       cadences (`ConsolidatorConfig`; the default ``free`` tier is rule-based, no model).
     - ``working_sensitivity``, ``session_sensitivity``, ``procedural_sensitivity``, ``shared_sensitivity``:
       the sensitivity (public, internal, secret) of a row of that tier written without one.
+    - ``episodic_sensitivity``, ``semantic_sensitivity``: the same for episodes and facts. Nothing here
+      turns redaction off: secret text is shown only to a call given a `Reveal` (see `mnemonite.privacy`).
     """
 
     error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
@@ -72,6 +74,9 @@ class MemoryConfig(Model):
     session_sensitivity: Sensitivity = "internal"
     procedural_sensitivity: Sensitivity = "internal"
     shared_sensitivity: Sensitivity = "internal"
+    # episodes and facts
+    episodic_sensitivity: Sensitivity = "internal"
+    semantic_sensitivity: Sensitivity = "internal"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:

@@ -8,7 +8,8 @@ Every error mnemonite raises on purpose derives from :class:`MnemoniteError`, so
     │   └── CustomTierMisconfiguredError  a custom consolidator tier without ceilings or models
     ├── InvalidInputError           a value failed validation at the API boundary
     │   ├── DeltaValidationError    a MemoryDelta is malformed (missing provenance, unknown kind)
-    │   └── AmbiguousIdError        an id prefix matches several records
+    │   ├── AmbiguousIdError        an id prefix matches several records
+    │   └── SensitivityError        a sensitivity other than public, internal, secret
     ├── MemoryScopeError            an empty or inconsistent (user, session, agent) scope
     ├── ConsolidationRuleError      a malformed rule: cadence, cron, when_filter
     ├── FactConflictError           `replaces` cannot be resolved to exactly one active fact
@@ -80,6 +81,7 @@ __all__ = [
     "NotFoundError",
     "PermissionDeniedError",
     "SchemaVersionError",
+    "SensitivityError",
     "StoreError",
     "StoreUnavailableError",
 ]
@@ -103,6 +105,10 @@ class DeltaValidationError(InvalidInputError):
 
 class AmbiguousIdError(InvalidInputError):
     """An id prefix matches more than one record; give more characters."""
+
+
+class SensitivityError(InvalidInputError):
+    """A sensitivity value other than ``public``, ``internal`` or ``secret``."""
 
 
 class MemoryScopeError(MnemoniteError):

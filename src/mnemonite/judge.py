@@ -18,6 +18,7 @@ from mnemonite._http import client
 from mnemonite.errors import ConfigurationError, InvalidInputError
 from mnemonite.models.conflict import JudgeVerdict
 from mnemonite.models.fact import Fact
+from mnemonite.privacy import redact
 
 __all__ = ["ConflictJudge", "OpenAIJudge"]
 
@@ -41,6 +42,7 @@ class OpenAIJudge:
 
     A reply that is not a valid verdict, or names a fact that was not offered, raises
     `InvalidInputError`; a failed request raises `ConfigurationError`. Either way the fact stays pending.
+    Secret facts reach the endpoint as a marker, never as their text (see `mnemonite.privacy`).
     """
 
     def __init__(
@@ -56,10 +58,11 @@ class OpenAIJudge:
         self._model = model
 
     async def judge(self, candidate: Fact, existing: Sequence[Fact]) -> JudgeVerdict:
-        listing = "\n".join(f'- id "{fact.id}": {fact.text}' for fact in existing) or "(none)"
+        listing = "\n".join(f'- id "{fact.id}": {redact(fact.text, fact.sensitivity)}' for fact in existing)
+        statement = redact(candidate.text, candidate.sensitivity)
         messages = [
             {"role": "system", "content": PROMPT},
-            {"role": "user", "content": f"Existing facts:\n{listing}\n\nNew statement: {candidate.text}"},
+            {"role": "user", "content": f"Existing facts:\n{listing or '(none)'}\n\nNew statement: {statement}"},
         ]
         body = {
             "model": self._model,

@@ -33,6 +33,7 @@ from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.session import SessionTier
 from mnemonite.tiers.shared import SharedTier
 from mnemonite.tiers.working import WorkingTier
+from mnemonite.tools.dispatch import Tools
 
 __all__ = ["Memory"]
 
@@ -63,7 +64,12 @@ class Memory:
         self._indexer = Indexer(store, readers[0]) if readers else None
         self._engine = SearchEngine(store, readers, config.search, cache_bytes=config.search_cache_bytes)
         self.episodic = EpisodicTier(
-            store, track_access=config.track_access, after_put=self._after_put, scorer=scorer, engine=self._engine
+            store,
+            track_access=config.track_access,
+            after_put=self._after_put,
+            scorer=scorer,
+            engine=self._engine,
+            sensitivity=config.episodic_sensitivity,
         )
         self.semantic = SemanticTier(
             store,
@@ -72,6 +78,7 @@ class Memory:
             indexer=self._indexer,
             locale=config.locale,
             thresholds=config.conflicts,
+            sensitivity=config.semantic_sensitivity,
         )
         self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
         # the agent tiers
@@ -85,6 +92,8 @@ class Memory:
             store, self.semantic, config.consolidator, procedural=self.procedural, shared=self.shared
         )
         self.keys = ApiKeys(store)
+        # the nine memory tools an agent runtime registers
+        self.tools = Tools(self, store)
 
     @classmethod
     async def open(
@@ -127,6 +136,7 @@ class Memory:
         batch. Interrupting it loses nothing: the next process resumes where it stopped.
         """
         try:
+            await self.tools.flush()
             if self._indexer is not None:
                 await self._indexer.close()
                 if self.config.index_on_close if finish_indexing is None else finish_indexing:

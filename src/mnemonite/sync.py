@@ -49,12 +49,15 @@ from mnemonite.models.graph import (
 )
 from mnemonite.models.keys import ApiKey, IssuedKey
 from mnemonite.models.search import SearchHit, Tier
+from mnemonite.models.sensitivity import Sensitivity
 from mnemonite.salience import SalienceContext, SalienceScorer
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
+from mnemonite.sync_tools import SyncTools
 from mnemonite.tiers import EpisodicTier, SalientEpisode, SemanticTier
+from mnemonite.tiers.episodic import RecalledEpisode
 
 __all__ = ["SyncMemory"]
 
@@ -126,6 +129,17 @@ class SyncEpisodicTier:
         self, scope: Scope | str, *, limit: int = 10, context: SalienceContext | None = None, candidates: int = 200
     ) -> list[SalientEpisode]:
         return self._run(self._tier.salient(scope, limit=limit, context=context, candidates=candidates))
+
+    def recall(
+        self,
+        scope: Scope | str,
+        query: str,
+        k: int = 5,
+        *,
+        candidates: int = 50,
+        context: SalienceContext | None = None,
+    ) -> list[RecalledEpisode]:
+        return self._run(self._tier.recall(scope, query, k, candidates=candidates, context=context))
 
     def search(
         self,
@@ -208,24 +222,25 @@ class SyncSemanticTier:
         rule_id: str = "remember",
         event_date: datetime | None = None,
         event_date_confidence: EventDateConfidence | None = None,
+        sensitivity: Sensitivity | None = None,
     ) -> ConflictDecision:
         return self._run(
             self._tier.remember_with_decision(
                 scope, text, memory_type=memory_type, subject=subject, predicate=predicate, object=object,
                 tags=tags, valid_from=valid_from, source_episode_ids=source_episode_ids, confidence=confidence,
                 entities=entities, summary=summary, payload=payload, rule_id=rule_id, event_date=event_date,
-                event_date_confidence=event_date_confidence,
+                event_date_confidence=event_date_confidence, sensitivity=sensitivity,
             )
         )  # fmt: skip
 
     def remember(self, scope: Scope, text: str, **fields: Any) -> Fact:
         return self._run(self._tier.remember(scope, text, **fields))
 
-    def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
-        return self._run(self._tier.supersede(old_id, text, **fields))
+    def supersede(self, old_id: str, text: str, *, scope: Scope | None = None, **fields: Any) -> Fact:
+        return self._run(self._tier.supersede(old_id, text, scope=scope, **fields))
 
-    def forget(self, fact_id: str) -> Fact:
-        return self._run(self._tier.forget(fact_id))
+    def forget(self, fact_id: str, *, scope: Scope | None = None) -> Fact:
+        return self._run(self._tier.forget(fact_id, scope=scope))
 
     def purge(self, fact_id: str, *, reason: str) -> PurgeRecord:
         return self._run(self._tier.purge(fact_id, reason=reason))
@@ -482,6 +497,8 @@ class SyncMemory:
         self.working = SyncWorkingTier(memory.working, loop)
         self.session = SyncSessionTier(memory.session, loop)
         self.procedural = SyncProceduralTier(memory.procedural, loop)
+        # the nine memory tools
+        self.tools = SyncTools(memory.tools, loop)
         self.shared = SyncSharedTier(memory.shared, loop)
 
         self.keys = SyncApiKeys(memory.keys, loop)

@@ -9,6 +9,12 @@ the indexer's positions stay valid; facts keep their whole history (superseded a
 versions, lineage), and the delta and decision logs come along. The same memory gives the same
 row lines, hence the same hash, from SQLite and from PostgreSQL.
 
+Secret text is redacted by default (see `mnemonite.privacy`): the content of secret episodes, the
+text of secret facts and the audit rows (deltas, decisions) that quote them become a marker, and
+the header says ``"redacted": true``. Such a file is for sharing, not for restoring: `import_memory`
+refuses it. A backup that restores everything is written with an explicit capability,
+``export_memory(url, path, reveal=Reveal("backup"))`` (``mnemonite export FILE --reveal REASON``).
+
 `import_memory` reads the whole file first (hash and counts checked against the trailer), then
 writes it into an empty memory in one transaction: a truncated or edited file, or a failure
 half-way, leaves the destination as it was.
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import hashlib
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -44,6 +51,7 @@ from mnemonite.copy import (
 )
 from mnemonite.errors import InvalidInputError, NotFoundError, StoreError
 from mnemonite.models import MigrationPlan
+from mnemonite.privacy import MARKER, Reveal, check_reveal
 from mnemonite.store import Store, open_store
 from mnemonite.store.base import SnapshotStore
 from mnemonite.store.sql import TABLES
@@ -65,15 +73,21 @@ class TransferReport:
     sha256: str
 
 
-async def export_memory(url: str, path: str | Path, *, progress: Progress | None = None) -> TransferReport:
-    """Write the whole memory at ``url`` to ``path`` (replaced whole at the end, never half-written)."""
+async def export_memory(
+    url: str, path: str | Path, *, progress: Progress | None = None, reveal: Reveal | None = None
+) -> TransferReport:
+    """Write the whole memory at ``url`` to ``path`` (replaced whole at the end, never half-written).
+
+    Secret text is redacted unless ``reveal`` is given; only an unredacted export can be imported.
+    """
     target = Path(path)
+    shown = check_reveal(reveal) is not None
     source = await open_store(url, create=False)
     partial = target.with_name(f".{target.name}.partial")
     try:
         async with snapshot(source) as pinned:
             with partial.open("wb") as out:
-                report = await _export(pinned, out, progress)
+                report = await _export(pinned, out, progress, shown)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
@@ -101,16 +115,20 @@ async def snapshot(store: Store) -> AsyncIterator[Store]:
         yield cast(Store, _Pinned(db))  # the readers only call _sql_read()
 
 
-async def _export(source: Store, out: Any, progress: Progress | None) -> tuple[dict[str, int], str]:
+async def _export(source: Store, out: Any, progress: Progress | None, shown: bool) -> tuple[dict[str, int], str]:
     counts, digest = await _counts(source), hashlib.sha256()
     async with _reading(source) as db:
         cursor = await db.execute("SELECT body FROM schema_version WHERE kind = 'plan' ORDER BY version")
         plans = [orjson.loads(row[0]) for row in await cursor.fetchall()]
-    header = {"format": FORMAT, "version": VERSION, "mnemonite": _version(), "created": to_text(utcnow())}
+        secret = set() if shown else await _secret_facts(db)
+        redacting = not shown and (bool(secret) or await _has_secret_rows(db))
+    header = {"format": FORMAT, "version": VERSION, "mnemonite": _version(), "created": to_text(utcnow()),
+              "redacted": redacting}  # fmt: skip
     out.write(orjson.dumps({**header, "plans": plans, "tables": [t for t, _ in TABLES]}) + b"\n")
     for table, _ in TABLES:
         done = 0
-        async for line in _table_lines(source, table):
+        hide = functools.partial(_redacted, table, secret_facts=secret) if redacting else None
+        async for line in _table_lines(source, table, hide):
             digest.update(line)
             out.write(line)
             done += 1
@@ -120,14 +138,62 @@ async def _export(source: Store, out: Any, progress: Progress | None) -> tuple[d
     return counts, digest.hexdigest()
 
 
-async def _table_lines(source: Store, table: str) -> AsyncIterator[bytes]:
-    """The table's row lines as the export writes them, in primary-key order."""
+async def _table_lines(
+    source: Store, table: str, hide: Callable[[list[str], list[Any]], list[Any]] | None = None
+) -> AsyncIterator[bytes]:
+    """The table's row lines as the export writes them, in primary-key order (``hide`` redacts a row)."""
     async with _reading(source) as db:
         columns = [c for c in await _columns(db, table) if c not in GENERATED]
     names = ["vector" if c in VECTOR_COLUMNS else c for c in columns]
     async for rows in _chunks(source, table, columns, dict(TABLES)[table]):
         for row in rows:
-            yield _row_line(table, names, row)
+            yield _row_line(table, names, hide(names, row) if hide is not None else row)
+
+
+async def _secret_facts(db: Any) -> set[str]:
+    cursor = await db.execute("SELECT id FROM facts WHERE sensitivity = 'secret'")
+    return {row[0] for row in await cursor.fetchall()}
+
+
+async def _has_secret_rows(db: Any) -> bool:
+    for table in _SENSITIVE_TABLES:
+        cursor = await db.execute(f"SELECT 1 FROM {table} WHERE sensitivity = 'secret' LIMIT 1")
+        if await cursor.fetchone() is not None:
+            return True
+    return False
+
+
+# The columns that hold a secret record's text, per table, and what they become.
+_SECRET_TEXT: dict[str, dict[str, str]] = {
+    "episodes": {"content": MARKER, "metadata": "{}"},
+    "facts": {"text": MARKER, "summary": MARKER, "object": MARKER, "payload": "{}"},
+    "fact_conflicts": {"candidate_text": MARKER, "reason": MARKER},
+    "blocks": {"value": MARKER, "description": MARKER},
+    "session_messages": {"content": MARKER, "metadata": "{}"},
+    "session_events": {"payload": "{}"},
+    "procedures": {"steps": orjson.dumps([MARKER]).decode(), "trigger_text": MARKER},
+}
+_SENSITIVE_TABLES = ("episodes", "facts", "blocks", "session_messages", "session_events", "procedures")
+
+
+def _redacted(table: str, names: list[str], row: list[Any], secret_facts: set[str]) -> list[Any]:
+    values = dict(zip(names, row, strict=True))
+    if table == "delta_log":
+        return [_redacted_delta(values) if n == "body" and values.get("fact_id") in secret_facts else v
+                for n, v in zip(names, row, strict=True)]  # fmt: skip
+    is_secret = values.get("sensitivity") == "secret" or (
+        table == "fact_conflicts" and bool({values.get("fact_id"), *orjson.loads(values["matched_ids"])} & secret_facts)
+    )
+    replace = _SECRET_TEXT.get(table, {}) if is_secret else {}
+    return [replace[n] if n in replace and v is not None else v for n, v in zip(names, row, strict=True)]
+
+
+def _redacted_delta(values: dict[str, Any]) -> str:
+    body = orjson.loads(values["body"])
+    if isinstance(body.get("fact_payload"), dict):
+        hidden = {key: MARKER for key in ("text", "object", "summary") if body["fact_payload"].get(key) is not None}
+        body["fact_payload"] = {**body["fact_payload"], **hidden, "payload": {}}
+    return orjson.dumps(body).decode()
 
 
 def _row_line(table: str, names: list[str], row: list[Any]) -> bytes:
@@ -202,6 +268,11 @@ def _verify(path: Path) -> tuple[dict[str, Any], dict[str, int], str]:
 def _check_header(item: dict[str, Any]) -> dict[str, Any]:
     if item.get("format") != FORMAT:
         raise InvalidInputError("not a mnemonite export (its first line does not name the format)")
+    if item.get("redacted"):
+        raise InvalidInputError(
+            "this export has its secret text redacted and cannot restore a memory: export again with"
+            " reveal=Reveal(...) (mnemonite export FILE --reveal REASON) to make a backup"
+        )
     if item.get("version") != VERSION:
         raise InvalidInputError(
             f"export format version {item.get('version')!r}; this mnemonite reads version {VERSION}: upgrade mnemonite"

@@ -87,15 +87,24 @@ def export(
     file: Annotated[Path, typer.Argument(help="The JSON-lines file to write (replaced whole when done).")],
     as_json: JsonOption = False,
     db: DbOption = None,
+    reveal: Annotated[
+        str | None,
+        typer.Option(help="Why secret text may be written (a backup); without it secret text is redacted."),
+    ] = None,
 ) -> None:
-    """Write the whole memory (every record, its history, the audit logs, vectors) to a JSON-lines file."""
+    """Write the whole memory (every record, its history, the audit logs, vectors) to a JSON-lines file.
+
+    Secret text is redacted unless --reveal gives a reason; only an unredacted export can be imported.
+    """
     import asyncio
 
+    from mnemonite.privacy import Reveal
     from mnemonite.transfer import export_memory
 
+    shown = Reveal(reveal) if reveal is not None else None
     progress, step = _table_progress()
     with progress:
-        report = asyncio.run(export_memory(_url(db), file, progress=step))
+        report = asyncio.run(export_memory(_url(db), file, progress=step, reveal=shown))
     _transfer_summary(report, "exported", as_json)
 
 

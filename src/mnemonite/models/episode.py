@@ -10,6 +10,7 @@ from pydantic import AwareDatetime, Field, field_validator
 from mnemonite._time import utcnow
 from mnemonite.errors import MemoryScopeError
 from mnemonite.models.base import Model, new_id
+from mnemonite.privacy import SensitivityField
 from mnemonite.scope import check_id
 
 INTENTS: tuple[str, ...] = ("add", "update", "delete", "noop")
@@ -36,6 +37,7 @@ class Episode(Model):
     metadata: dict[str, Any] = Field(default_factory=dict)
     access_count: int = Field(default=0, ge=0)
     last_accessed_at: AwareDatetime | None = None
+    sensitivity: SensitivityField = Field(default="internal", description="left out: the episodic tier's default")
 
     @field_validator("content")
     @classmethod

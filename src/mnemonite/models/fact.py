@@ -8,6 +8,7 @@ from pydantic import AwareDatetime, Field
 
 from mnemonite.models.base import Model
 from mnemonite.models.deltas import MemoryDelta
+from mnemonite.privacy import SensitivityField
 
 FactStatus = Literal["active", "pending", "superseded", "forgotten"]
 MemoryType = Literal["fact", "preference", "decision", "experience", "failure", "observation", "consolidation"]
@@ -47,6 +48,7 @@ class FactPayload(Model):
     token_count: int | None = Field(default=None, ge=0)
     summary_token_count: int | None = Field(default=None, ge=0)
     salience: float | None = Field(default=None, ge=0.0, le=1.0, description="None: the default salience (0.5)")
+    sensitivity: SensitivityField = "internal"
 
 
 class Fact(Model):
@@ -85,6 +87,7 @@ class Fact(Model):
     entities: list[EntityLink] = Field(default_factory=list, description="graph entities, each with its role")
     token_count: int | None = Field(default=None, description="tokens of the text (None: not counted)")
     summary_token_count: int | None = None
+    sensitivity: SensitivityField = "internal"
 
 
 class Lineage(Model):

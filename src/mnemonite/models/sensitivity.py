@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from mnemonite.errors import InvalidInputError
+from mnemonite.errors import SensitivityError
 
 __all__ = ["SENSITIVITIES", "Sensitivity", "check_sensitivity"]
 
@@ -17,5 +17,5 @@ def check_sensitivity(value: object, default: Sensitivity) -> Sensitivity:
     if value is None:
         return default
     if value not in SENSITIVITIES:
-        raise InvalidInputError(f"sensitivity must be one of {', '.join(SENSITIVITIES)}, got {value!r}")
+        raise SensitivityError(f"sensitivity must be one of {', '.join(SENSITIVITIES)}, got {value!r}")
     return value  # type: ignore[return-value]  # checked against the literal's values just above

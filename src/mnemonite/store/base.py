@@ -39,6 +39,7 @@ from mnemonite.models.messages import EventKind, Message, SessionEvent
 from mnemonite.models.procedures import Procedure
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
 from mnemonite.models.shared import Group, SharedItem
+from mnemonite.models.tools import ToolCall
 from mnemonite.scope import Scope
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.store.sql_working import BlockEdit, BlockLog
@@ -288,6 +289,14 @@ class KeyStore(Protocol):
     async def revoke_key(self, key_id: str, now: datetime) -> ApiKey | None: ...
 
 
+@runtime_checkable
+class ToolCallStore(Protocol):
+    """The audit log of the memory tools: one row per call."""
+
+    async def log_tool_calls(self, calls: Sequence[ToolCall], events: Sequence[SessionEvent] = ()) -> None: ...
+    async def tool_calls(self, user: str, agent: str | None, *, limit: int) -> list[ToolCall]: ...
+
+
 class Store(
     MemoryStore,
     FactStore,
@@ -297,6 +306,7 @@ class Store(
     ConsolidatorStore,
     AgentTierStore,
     KeyStore,
+    ToolCallStore,
     Protocol,
 ):
     """Everything `Memory` needs from a backend."""

@@ -59,6 +59,7 @@ from mnemonite.store.sql_replay import ReplayMethods
 from mnemonite.store.sql_search import Matrix, SearchMethods
 from mnemonite.store.sql_session import SessionMethods, insert_events
 from mnemonite.store.sql_shared import SharedMethods
+from mnemonite.store.sql_tools import ToolCallMethods
 from mnemonite.store.sql_working import WorkingMethods
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ SCHEMA_FILES = (
     (7, "007_recent.sql"),
     (8, "008_episode_purges.sql"),
     (9, "009_agent_tiers.sql"),
+    (10, "010_sensitivity_tool_calls.sql"),
     (11, "011_api_keys.sql"),
     (12, "012_consolidator.sql"),
 )
@@ -92,8 +94,8 @@ _SCHEMA_LOCK = 0x6D656D73  # advisory lock id ("mems"): one bootstrap applies a 
 _SEQ_LOCK = 0x6D656D74
 _EPISODE_INSERT = (
     "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node, metadata,"
-    " recorded_at) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
-    " %s::text[], %s::text[], %s::text[], %s::text[]) ON CONFLICT (id) DO NOTHING RETURNING id"
+    " recorded_at, sensitivity) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
+    " %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) ON CONFLICT (id) DO NOTHING RETURNING id"
 )
 
 
@@ -164,6 +166,7 @@ class PostgresMemoryStore(
     SessionMethods,
     ReplayMethods,
     ProceduralMethods,
+    ToolCallMethods,
     SharedMethods,
     KeyMethods,
 ):

@@ -15,13 +15,14 @@ from mnemonite.models import DeltaRecord, Episode, Fact, Lineage, parse_delta
 from mnemonite.scope import episode_key
 
 EPISODE_COLUMNS = (
-    "id, user_id, session_id, agent_id, content, timestamp, source_node, metadata, access_count, last_accessed_at"
+    "id, user_id, session_id, agent_id, content, timestamp, source_node, metadata, access_count, last_accessed_at,"
+    " sensitivity"
 )
 FACT_COLUMNS = (
     "id, user_id, agent_id, text, subject, predicate, object, payload, memory_type, status, valid_from, valid_to,"
     " recorded_at, superseded_at, source_episode_ids, rule_id, confidence, promotion_ts, salience, access_count,"
     " last_accessed_at, tags, channels, summary, event_date, event_date_confidence, entity_links, token_count,"
-    " summary_token_count"
+    " summary_token_count, sensitivity"
 )
 FACT_SELECT = FACT_COLUMNS + ", asserted_valid_to"
 DELTA_COLUMNS = (
@@ -51,12 +52,13 @@ def episode_values(episode: Episode, now: str) -> tuple[Any, ...]:
     return (
         episode.id, episode_key(episode.user, episode.session, episode.agent), episode.user, episode.session,
         episode.agent, episode.content, to_text(episode.timestamp), episode.source_node, dumps(episode.metadata), now,
+        episode.sensitivity,
     )  # fmt: skip
 
 
 def check_same_episode(stored: Episode, incoming: Episode) -> None:
     """Putting an id again is a no-op only for the very same episode (content, time, source, scope, metadata)."""
-    keep = {"id", "content", "timestamp", "source_node", "user", "session", "agent", "metadata"}
+    keep = {"id", "content", "timestamp", "source_node", "user", "session", "agent", "metadata", "sensitivity"}
     if stored.model_dump(include=keep) != incoming.model_dump(include=keep):
         raise EpisodeConflictError(f"episode id {incoming.id!r} is already stored with different content or scope")
 
@@ -73,6 +75,7 @@ def episode_from_row(row: Row) -> Episode:
         metadata=orjson.loads(row[7]),
         access_count=row[8],
         last_accessed_at=_opt_from(row[9]),
+        sensitivity=row[10],
     )
 
 
@@ -107,6 +110,7 @@ def fact_values(fact: Fact, scope_key: str) -> tuple[Any, ...]:
         opt_time(fact.last_accessed_at), dumps(fact.tags), dumps(fact.channels), fact.summary,
         opt_time(fact.event_date), fact.event_date_confidence, opt_time(fact.valid_to), text_hash(fact.text),
         dumps([link.model_dump() for link in fact.entities]), fact.token_count, fact.summary_token_count,
+        fact.sensitivity,
     )  # fmt: skip
 
 
@@ -114,8 +118,8 @@ FACT_INSERT = (
     "INSERT INTO facts (id, scope_key, user_id, agent_id, text, subject, predicate, object, payload, memory_type,"
     " status, valid_from, valid_to, recorded_at, superseded_at, source_episode_ids, rule_id, confidence,"
     " promotion_ts, salience, access_count, last_accessed_at, tags, channels, summary, event_date,"
-    " event_date_confidence, asserted_valid_to, text_hash, entity_links, token_count, summary_token_count)"
-    " VALUES (" + ", ".join(["?"] * 32) + ")"
+    " event_date_confidence, asserted_valid_to, text_hash, entity_links, token_count, summary_token_count,"
+    " sensitivity) VALUES (" + ", ".join(["?"] * 33) + ")"
 )
 
 

@@ -45,6 +45,8 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("agent_groups", ("seq",)),
     ("group_members", ("group_id", "user_id", "agent_id")),
     ("shared_items", ("seq",)),
+    # the memory tools' audit
+    ("tool_calls", ("seq",)),
 )
 
 

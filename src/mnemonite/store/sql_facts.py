@@ -211,6 +211,17 @@ _SQLITE_FACT_INSERT = FACT_INSERT.replace("INSERT INTO facts (", "INSERT INTO fa
     1,
 )
 
+_LEVELS = ("public", "internal", "secret")
+
+
+async def _source_sensitivity(db: Connection, episode_ids: list[str], default: str) -> str:
+    if not episode_ids:
+        return default
+    marks = ", ".join("?" for _ in episode_ids)
+    cursor = await db.execute(f"SELECT DISTINCT sensitivity FROM episodes WHERE id IN ({marks})", tuple(episode_ids))
+    found = [row[0] for row in await cursor.fetchall()]
+    return max(found, key=_LEVELS.index) if found else default
+
 
 async def _insert_fact(
     db: Connection,
@@ -225,6 +236,8 @@ async def _insert_fact(
     if fields["salience"] is None:
         del fields["salience"]
     fields["entities"] = list(dict.fromkeys(payload.entities))  # the same link twice is one link
+    if "sensitivity" not in payload.model_fields_set:  # promoted from episodes: as sensitive as the most sensitive
+        fields["sensitivity"] = await _source_sensitivity(db, delta.source_episode_ids, payload.sensitivity)
     fact = Fact(
         id=new_id(),
         user=scope[0],

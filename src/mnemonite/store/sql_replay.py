@@ -23,7 +23,7 @@ __all__ = ["REPLAYED", "ReplayMethods", "replay"]
 Apply = Callable[[Connection, dict[str, Any]], Awaitable[None]]
 _EPISODE_INSERT = (
     "INSERT INTO episodes (id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node,"
-    " metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+    " metadata, recorded_at, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
 )
 
 

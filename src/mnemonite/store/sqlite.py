@@ -51,6 +51,7 @@ from mnemonite.store.sql_replay import ReplayMethods
 from mnemonite.store.sql_search import SearchMethods
 from mnemonite.store.sql_session import SessionMethods, insert_events
 from mnemonite.store.sql_shared import SharedMethods
+from mnemonite.store.sql_tools import ToolCallMethods
 from mnemonite.store.sql_working import WorkingMethods
 
 __all__ = ["SQLiteMemoryStore"]
@@ -63,6 +64,7 @@ SCHEMA_FILES = (
     (5, "005_recent.sql"),
     (6, "006_episode_purges.sql"),
     (7, "007_agent_tiers.sql"),
+    (8, "008_sensitivity_tool_calls.sql"),
     (9, "009_api_keys.sql"),
     (10, "010_consolidator.sql"),
 )
@@ -81,7 +83,7 @@ _PRAGMAS = (
 )
 _EPISODE_INSERT = (
     "INSERT INTO episodes (seq, id, scope_key, user_id, session_id, agent_id, content, timestamp, source_node,"
-    " metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING"
+    " metadata, recorded_at, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING"
 )
 # SQLite gives a new row the highest rowid + 1, so once the newest episode is purged its seq comes back;
 # a rule's checkpoint or the indexer's position may have passed it, and the new episode would be skipped
@@ -103,6 +105,7 @@ class SQLiteMemoryStore(
     SessionMethods,
     ReplayMethods,
     ProceduralMethods,
+    ToolCallMethods,
     SharedMethods,
     KeyMethods,
 ):

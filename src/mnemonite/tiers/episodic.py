@@ -11,12 +11,13 @@ from mnemonite.models import ConsolidationRule, Episode, MemoryDelta
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import PurgeRecord
 from mnemonite.models.search import SearchFilter, SearchHit
-from mnemonite.salience import RuleBasedScorer, SalienceContext, SalienceScorer
+from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
+from mnemonite.salience import RuleBasedScorer, SalienceContext, SalienceScorer, importance_of
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store
 
-__all__ = ["EpisodicTier", "SalientEpisode", "resolve_scope"]
+__all__ = ["EpisodicTier", "RecalledEpisode", "SalientEpisode", "resolve_scope"]
 
 AfterPut = Callable[[], Awaitable[Any]]
 
@@ -26,6 +27,16 @@ class SalientEpisode(Model):
 
     episode: Episode
     salience: float
+
+
+class RecalledEpisode(Model):
+    """An episode recalled for a query, with the three signals that ranked it (each in [0, 1])."""
+
+    episode: Episode
+    relevance: float
+    recency: float
+    salience: float
+    score: float
 
 
 def resolve_scope(user: str | Scope, session: str | None = None, agent: str | None = None) -> Scope:
@@ -48,8 +59,10 @@ class EpisodicTier:
         after_put: AfterPut | None = None,
         scorer: SalienceScorer | None = None,
         engine: SearchEngine | None = None,
+        sensitivity: Sensitivity = "internal",
     ) -> None:
         self._store = store
+        self._sensitivity = check_sensitivity(sensitivity, "internal")
         self._engine = engine or SearchEngine(store)
         self._track_access = track_access
         self._after_put = after_put
@@ -58,8 +71,11 @@ class EpisodicTier:
     async def put(
         self, episode: Episode, *, user: str | None = None, session: str | None = None, agent: str | None = None
     ) -> Episode:
-        """Store one episode under (user, session, agent), given here or carried by the episode."""
-        stored = _with_scope(episode, user, session, agent)
+        """Store one episode under (user, session, agent), given here or carried by the episode.
+
+        An episode that does not set its ``sensitivity`` gets the tier's default (`MemoryConfig.sensitivity`).
+        """
+        stored = self._classified(_with_scope(episode, user, session, agent))
         assert stored.user is not None and stored.session is not None and stored.agent is not None
         await self._store.put(stored, user=stored.user, session=stored.session, agent=stored.agent)
         await self._fire_rules()
@@ -90,7 +106,7 @@ class EpisodicTier:
         agent: str | None = None,
     ) -> int:
         """Store many episodes in one transaction (all or none); returns how many were new."""
-        batch = [_with_scope(e, user, session, agent) for e in episodes]
+        batch = [self._classified(_with_scope(e, user, session, agent)) for e in episodes]
         inserted = await self._store.put_many(batch)
         await self._fire_rules()
         return inserted
@@ -155,6 +171,34 @@ class EpisodicTier:
         flt = SearchFilter(scope=as_scope(scope), tiers=("episodic",), since=since, until=until)
         return await self._engine.search(query, flt, k, options=options, reranker=reranker)
 
+    async def recall(
+        self,
+        scope: Scope | str,
+        query: str,
+        k: int = 5,
+        *,
+        candidates: int = 50,
+        context: SalienceContext | None = None,
+    ) -> list[RecalledEpisode]:
+        """The ``k`` episodes best for ``query`` by the triple signal, best first.
+
+        Relevance is the hybrid search score relative to the best hit, recency decays from the last
+        access (or the event) with τ from ``context``, salience is the episode's marked importance
+        (``metadata.importance``); the score is their mean (Park et al. 2023, equal weights).
+        """
+        if not isinstance(k, int) or k < 1:
+            raise InvalidInputError(f"k must be a positive integer, got {k!r}")
+        context = context or SalienceContext()
+        hits = await self.search(scope, query, max(k, candidates))
+        top = max((hit.score for hit in hits), default=0.0) or 1.0
+        recency = RuleBasedScorer().recency
+        recalled = [_recalled(hit.record, hit.score / top, recency(hit.record, context)) for hit in hits
+                    if isinstance(hit.record, Episode)]  # fmt: skip
+        recalled.sort(key=lambda item: item.score, reverse=True)
+        best = recalled[:k]
+        await self._touch([item.episode for item in best])
+        return best
+
     async def consolidate(self, rule: ConsolidationRule) -> list[MemoryDelta]:
         """Claim the rule's new episodes and return their deltas, for `semantic.apply_delta`.
 
@@ -164,6 +208,11 @@ class EpisodicTier:
         """
         return await self._store.consolidate(rule)
 
+    def _classified(self, episode: Episode) -> Episode:
+        if "sensitivity" in episode.model_fields_set:
+            return episode
+        return episode.model_copy(update={"sensitivity": self._sensitivity})
+
     async def _touch(self, episodes: list[Episode]) -> None:
         if self._track_access and episodes:
             await self._store.touch_episodes([e.id for e in episodes])
@@ -171,6 +220,13 @@ class EpisodicTier:
     async def _fire_rules(self) -> None:
         if self._after_put is not None:
             await self._after_put()
+
+
+def _recalled(episode: Episode, relevance: float, recency: float) -> RecalledEpisode:
+    relevance = max(0.0, min(1.0, relevance))
+    salience = importance_of(episode)
+    score = (relevance + recency + salience) / 3
+    return RecalledEpisode(episode=episode, relevance=relevance, recency=recency, salience=salience, score=score)
 
 
 def _with_scope(episode: Episode, user: str | None, session: str | None, agent: str | None) -> Episode:

@@ -30,6 +30,7 @@ from mnemonite.models import (
 from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, PurgeRecord
 from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit
+from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store
@@ -99,8 +100,10 @@ class SemanticTier:
         thresholds: ConflictThresholds | None = None,
         judge: ConflictJudge | None = None,
         counter: TokenCounter | None = None,
+        sensitivity: Sensitivity = "internal",
     ) -> None:
         self._store = store
+        self.sensitivity = check_sensitivity(sensitivity, "internal")
         self._after_write = after_write
         self._engine = engine or SearchEngine(store)
         self._indexer = indexer
@@ -131,6 +134,7 @@ class SemanticTier:
         rule_id: str = "remember",
         event_date: datetime | None = None,
         event_date_confidence: EventDateConfidence | None = None,
+        sensitivity: Sensitivity | None = None,
     ) -> ConflictDecision:
         """Decide what a new statement does to memory (supersede, dedup, pending, admit) and apply it.
 
@@ -140,13 +144,15 @@ class SemanticTier:
         described event happened, with how sure that date is). ``entities`` links the new fact to graph
         entities of the same scope: ``(entity_id, role)`` pairs (roles: about, by, for, mentions)
         or bare ids (role "about"). A statement found to duplicate a held fact adds nothing, links
-        included: the held fact is immutable.
+        included: the held fact is immutable. ``sensitivity`` defaults to the tier's (see
+        `MemoryConfig.sensitivity`); an unknown value raises `SensitivityError`.
         """
         user, agent = fact_scope(scope)
         text = check_text(text)
         fields = {"memory_type": memory_type, "subject": subject, "predicate": predicate, "object": object,
                   "tags": list(tags), "valid_from": valid_from, "payload": dict(payload) if payload else None,
                   "event_date": event_date, "event_date_confidence": event_date_confidence,
+                  "sensitivity": check_sensitivity(sensitivity, self.sensitivity),
                   **fact_extras(self.counter, text, entities, summary)}  # fmt: skip
         if not isinstance(rule_id, str) or not rule_id.strip():
             raise InvalidInputError("rule_id must be a non-empty string")
@@ -224,7 +230,7 @@ class SemanticTier:
         with span("memory.conflict") as traced:
             model = (embedder.model, vector) if embedder is not None and vector is not None else None
             decision, _, _ = await self._store.remember(delta, decision, model)
-            traced(decision)
+            traced(decision, fields["sensitivity"])
         await self._names.learn(user, agent, text)
         if self._after_write is not None:
             await self._after_write()
@@ -249,20 +255,22 @@ class SemanticTier:
         user, agent = fact_scope(scope)
         return sorted(await self._names.known(user, agent))
 
-    async def supersede(self, old_id: str, text: str, **fields: Any) -> Fact:
+    async def supersede(self, old_id: str, text: str, *, scope: Scope | None = None, **fields: Any) -> Fact:
         """Replace a current fact explicitly: the old one is closed, the new one cites it (SUPERSEDES).
 
         The new text is read as `remember` reads it: (subject, predicate, object) from the locale
         pack unless given as keywords, and a vector from the active embedder. The new version
-        keeps the old one's entity links unless ``entities=`` is given.
+        keeps the old one's entity links and sensitivity unless ``entities=`` or ``sensitivity=`` is given.
+        With ``scope``, a fact of another user (or agent) raises `NotFoundError` as an unknown id does.
         """
-        old = await self.get(old_id)
+        old = await self._get_in(old_id, scope)
         if old.superseded_at is not None:
             raise FactConflictError(f"fact {old_id!r} is {old.status}: only a current fact can be superseded")
         text = check_text(text)
         now = utcnow()
         extras = fact_extras(self.counter, text, fields.pop("entities", old.entities), fields.pop("summary", None))
-        payload = {"text": text, "user": old.user, "agent": old.agent, "valid_from": now, **self._parts(text, fields),
+        payload = {"text": text, "user": old.user, "agent": old.agent, "valid_from": now,
+                   "sensitivity": old.sensitivity, **self._parts(text, fields),
                    **{k: v for k, v in {**fields, **extras}.items() if v is not None}}  # fmt: skip
         delta = UpdateDelta(replaces=[old_id], fact_payload=payload, source_episode_ids=[], promotion_ts=now,
                             rule_id="supersede", confidence=1.0)  # fmt: skip
@@ -274,7 +282,7 @@ class SemanticTier:
         model = (embedder.model, await embedder.embed(text)) if embedder is not None else None
         with span("memory.conflict") as traced:
             decision, _, _ = await self._store.remember(delta, decision, model)
-            traced(decision)
+            traced(decision, str(payload.get("sensitivity", old.sensitivity)))
         if self._after_write is not None:
             await self._after_write()
         return await self.get(decision.fact_id)
@@ -287,9 +295,12 @@ class SemanticTier:
                                             "object": triple.object}  # fmt: skip
         return {key: value for key in given if (value := given[key] or parsed.get(key))}
 
-    async def forget(self, fact_id: str) -> Fact:
-        """Soft-delete a current fact: it stops being believed now, and stays for ``as_of`` replay."""
-        fact = await self.get(fact_id)
+    async def forget(self, fact_id: str, *, scope: Scope | None = None) -> Fact:
+        """Soft-delete a current fact: it stops being believed now, and stays for ``as_of`` replay.
+
+        With ``scope``, a fact of another user (or agent) raises `NotFoundError` as an unknown id does.
+        """
+        fact = await self._get_in(fact_id, scope)
         if fact.superseded_at is not None:
             raise FactConflictError(f"fact {fact_id!r} is already {fact.status}")
         delta = DeleteDelta(replaces=[fact_id], source_episode_ids=[], promotion_ts=utcnow(), rule_id="forget",
@@ -339,7 +350,7 @@ class SemanticTier:
                 except (InvalidInputError, ConfigurationError, FactConflictError) as error:
                     log.warning("judge: fact %s stays pending: %s", fact.id, error)
                     continue
-                traced(decision)
+                traced(decision, fact.sensitivity)
             decisions.append(decision)
         if decisions and self._after_write is not None:
             await self._after_write()
@@ -445,6 +456,17 @@ class SemanticTier:
         fact = await self._store.get_fact(fact_id)
         if fact is None:
             raise NotFoundError(f"no fact with id {fact_id!r}")
+        return fact
+
+    async def _get_in(self, fact_id: str, scope: Scope | None) -> Fact:
+        fact = await self._store.get_fact(fact_id)
+        outside = (
+            scope is not None
+            and fact is not None
+            and (fact.user != scope.user or (scope.agent is not None and fact.agent != scope.agent))
+        )
+        if fact is None or outside:
+            raise NotFoundError(f"no fact with id {fact_id!r}")  # the same words: no hint that it exists elsewhere
         return fact
 
     async def history(self, fact_id: str) -> list[Fact]:
