@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from mnemonite import InvalidInputError, Memory, MemoryConfig, MemoryScopeError, NotFoundError, Scope, SyncMemory
 from mnemonite.copy import GENERATED, _columns, _reading, copy_memory
 from mnemonite.models.messages import Message
+from mnemonite.privacy import Reveal
 from mnemonite.store.sql import TABLES
 
 CHAT = Scope(user="alice", session="trip", agent="planner")
@@ -150,7 +151,8 @@ async def test_export_and_replay_reproduce_every_table(memory_url: str, tmp_path
             await mem.session.push(CHAT, Message("user", f"Question {i} about the trip."))
         await mem.session.compact(CHAT, keep_last=2)
         await mem.working.detach(CHAT, "plan", "booker")
-        count = await mem.session.export(CHAT, tmp_path / "trip.jsonl")
+        # the session holds secret turns: only an export that reveals them can be replayed
+        count = await mem.session.export(CHAT, tmp_path / "trip.jsonl", reveal=Reveal("replay elsewhere"))
         before = await table_hashes(mem)
     replayed_url = f"sqlite:///{tmp_path / 'replayed.db'}"
     async with await Memory.open(replayed_url, config=config) as other:
@@ -283,3 +285,30 @@ async def _cross_scope(url: str, owner: Scope, reader: Scope) -> None:
             attributed = [m for m in told.said if word in m.content]
             attributed += [e for e in told.tool_calls if e.payload == {"word": word}]  # type: ignore[misc]
             assert bool(attributed) == widened, (scope, owner)
+
+
+async def test_secret_turns_are_redacted_in_an_export_unless_revealed(mem_on_both: Memory, tmp_path: Path) -> None:
+    from mnemonite.privacy import MARKER, Reveal
+
+    s = mem_on_both.session
+    await s.push(CHAT, Message("user", "let's plan the trip", agent="planner"))
+    await s.push(CHAT, Message("user", "my door code is 4321", agent="planner", sensitivity="secret", important=True))
+    [episode] = await s.flush_important(CHAT)
+    assert episode.sensitivity == "secret"  # promoted, the turn keeps its sensitivity
+    shared = tmp_path / "shared.jsonl"
+    await s.export(CHAT, shared)
+    text = shared.read_bytes()
+    assert b"4321" not in text and MARKER.encode() in text and b"plan the trip" in text
+    assert orjson.loads(text.splitlines()[0])["redacted"] is True
+    backup = tmp_path / "backup.jsonl"
+    await s.export(CHAT, backup, reveal=Reveal("moving the session"))
+    assert b"4321" in backup.read_bytes() and orjson.loads(backup.read_bytes().splitlines()[0])["redacted"] is False
+    config = MemoryConfig(embedder="none")
+    async with await Memory.open(f"sqlite:///{tmp_path / 'other.db'}", config=config) as other:
+        with pytest.raises(InvalidInputError, match="redacted"):
+            await other.session.replay(shared)
+        assert await other.session.list(CHAT) == []  # refused whole
+        assert await other.session.replay(backup) > 0
+        assert [m.content for m in await other.session.list(CHAT)][-1] == "my door code is 4321"
+    with pytest.raises(InvalidInputError):
+        await s.export(CHAT, tmp_path / "x.jsonl", reveal=True)  # type: ignore[arg-type]  # a capability, not a flag

@@ -13,6 +13,7 @@ from mnemonite.models.messages import Attribution, EventKind, Message, MessageHi
 from mnemonite.models.procedures import Procedure, ProcedureMatch
 from mnemonite.models.sensitivity import Sensitivity
 from mnemonite.models.shared import Group, GroupKind, SharedItem
+from mnemonite.privacy import Reveal
 from mnemonite.scope import Scope
 from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.session import SessionTier
@@ -75,8 +76,8 @@ class SyncWorkingTier:
     def read(self, scope: Scope, label: str) -> Block:
         return self._run(self._tier.read(scope, label))
 
-    def compile(self, scope: Scope, max_tokens: int = 2_000) -> str:
-        return self._run(self._tier.compile(scope, max_tokens))
+    def compile(self, scope: Scope, max_tokens: int = 2_000, *, reveal: Reveal | None = None) -> str:
+        return self._run(self._tier.compile(scope, max_tokens, reveal=reveal))
 
 
 class SyncSessionTier:
@@ -120,8 +121,8 @@ class SyncSessionTier:
     def compact(self, scope: Scope, *, keep_last: int = 10, max_lines: int = 8) -> Message | None:
         return self._run(self._tier.compact(scope, keep_last=keep_last, max_lines=max_lines))
 
-    def export(self, scope: Scope, path: str | Path) -> int:
-        return self._run(self._tier.export(scope, path))
+    def export(self, scope: Scope, path: str | Path, *, reveal: Reveal | None = None) -> int:
+        return self._run(self._tier.export(scope, path, reveal=reveal))
 
     def replay(self, path: str | Path) -> int:
         return self._run(self._tier.replay(path))

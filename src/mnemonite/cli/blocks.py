@@ -164,9 +164,16 @@ def blocks_compile(
     max_tokens: Annotated[int, typer.Option(min=1, help="The prompt budget in tokens.")] = 2_000,
     as_json: JsonOption = False,
     db: DbOption = None,
+    reveal: Annotated[
+        str | None,
+        typer.Option(help="Why secret blocks may be shown; without it a secret block's value is a marker."),
+    ] = None,
 ) -> None:
-    """The agent's blocks rendered for a prompt, within the budget."""
+    """The agent's blocks rendered for a prompt, within the budget (secret blocks redacted unless --reveal)."""
+    from mnemonite.privacy import Reveal
+
+    shown = Reveal(reveal) if reveal is not None else None
     with opened(db, create=False) as mem:
-        text = mem.working.compile(agent_scope(user, agent), max_tokens)
+        text = mem.working.compile(agent_scope(user, agent), max_tokens, reveal=shown)
     if not emit_one({"prompt": text}, as_json=as_json):
         typer.echo(text)

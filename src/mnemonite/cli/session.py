@@ -123,12 +123,21 @@ def session_export(
     session: SessionOption,
     as_json: JsonOption = False,
     db: DbOption = None,
+    reveal: Annotated[
+        str | None,
+        typer.Option(help="Why secret events may be written whole (to replay); without it they are redacted."),
+    ] = None,
 ) -> None:
-    """Write a session's events (messages, tool calls, memory reads and writes) as JSON lines."""
+    """Write a session's events (messages, tool calls, memory reads and writes) as JSON lines.
+
+    Secret events are redacted unless --reveal gives a reason; only an unredacted export can be replayed.
+    """
+    from mnemonite.privacy import Reveal
     from mnemonite.scope import Scope
 
+    shown = Reveal(reveal) if reveal is not None else None
     with opened(db, create=False) as mem:
-        count = mem.session.export(Scope(user=user, session=session), path)
+        count = mem.session.export(Scope(user=user, session=session), path, reveal=shown)
     if not emit_one({"path": str(path), "events": count}, as_json=as_json):
         say(f"exported {count} events to {e(path)}")
 

@@ -22,6 +22,7 @@ from mnemonite.errors import InvalidInputError, MemoryScopeError, NotFoundError
 from mnemonite.models import Episode
 from mnemonite.models.messages import Attribution, EventKind, Message, MessageHit, SessionEvent
 from mnemonite.models.sensitivity import SENSITIVITIES, Sensitivity, check_sensitivity
+from mnemonite.privacy import MARKER, Reveal, check_reveal
 from mnemonite.salience import importance_of
 from mnemonite.scope import Scope, as_scope, check_id
 from mnemonite.search import query as q
@@ -217,19 +218,28 @@ class SessionTier:
         await self._store.compact_messages(summary, [m.id for m in older], event)
         return summary
 
-    async def export(self, scope: Scope, path: str | Path) -> int:
+    async def export(self, scope: Scope, path: str | Path, *, reveal: Reveal | None = None) -> int:
         """Write the session's events (messages, tool calls, memory reads and writes) to ``path`` as JSON
-        lines, after one header line; returns how many events. The file is replaced whole."""
+        lines, after one header line; returns how many events. The file is replaced whole.
+
+        What a secret event carries is redacted (its payload becomes a marker) unless ``reveal``
+        is given; such a file says ``"redacted": true`` and cannot be replayed.
+        """
+        shown = check_reveal(reveal) is not None
         user, session = _session_scope(scope, "session.export")
         events = await self._store.session_events(user, session, None)
         if not events:
             raise NotFoundError(f"no session {session!r} for user {user!r}")
+        hidden = not shown and any(event.sensitivity == "secret" for event in events)
         target = Path(path)
         partial = target.with_name(f".{target.name}.partial")
-        header = {"format": EXPORT_FORMAT, "version": 1, "user": user, "session": session, "events": len(events)}
+        header = {"format": EXPORT_FORMAT, "version": 1, "user": user, "session": session, "events": len(events),
+                  "redacted": hidden}  # fmt: skip
         with partial.open("wb") as out:
             out.write(orjson.dumps(header) + b"\n")
             for event in events:
+                if hidden and event.sensitivity == "secret":
+                    event = event.model_copy(update={"payload": {"redacted": MARKER}})
                 out.write(orjson.dumps({"event": event.model_dump(mode="json")}) + b"\n")
         partial.replace(target)
         return len(events)
@@ -240,6 +250,11 @@ class SessionTier:
         episodes, procedures, groups). Returns how many events were replayed. A file that is not a
         session export changes nothing."""
         header, events = _read_export(Path(path))
+        if header.get("redacted"):
+            raise InvalidInputError(
+                "this session export has its secret events redacted and cannot be replayed: export it again"
+                " with reveal=Reveal(...) (mnemonite session export --reveal REASON)"
+            )
         if await self._store.session_events(header["user"], header["session"], None):
             raise InvalidInputError(
                 f"this memory holds session {header['session']!r} of user {header['user']!r} already;"
@@ -277,6 +292,7 @@ def _as_episode(message: Message) -> Episode:
         id=message.id, content=message.content, timestamp=message.timestamp, source_node=message.agent or "",
         user=message.user, session=message.session, agent=message.agent,
         metadata={**_importance(message), "source": "session", "message_id": message.id, "role": message.role},
+        sensitivity=message.sensitivity or "internal",
     )  # fmt: skip
 
 

@@ -16,6 +16,7 @@ from mnemonite.errors import BlockLimitError, BlockPatchError, InvalidInputError
 from mnemonite.models.blocks import DEFAULT_BLOCK_CHARS, Block
 from mnemonite.models.messages import SessionEvent
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
+from mnemonite.privacy import MARKER, Reveal, check_reveal
 from mnemonite.scope import Scope, as_scope, check_id
 from mnemonite.store import Store
 from mnemonite.tiers._log import agent_scope, event_for
@@ -179,15 +180,19 @@ class WorkingTier:
         await self._read(scope, found)
         return found[0]
 
-    async def compile(self, scope: Scope, max_tokens: int = 2_000) -> str:
+    async def compile(self, scope: Scope, max_tokens: int = 2_000, *, reveal: Reveal | None = None) -> str:
         """The agent's blocks rendered for a prompt, oldest first, within ``max_tokens``.
 
-        A block that does not fit whole is cut (and says so); the blocks after it are left out.
+        A block that does not fit whole is cut (and says so); the blocks after it are left out. A
+        secret block's value is a marker unless ``reveal`` is given (the prompt goes to a model).
         """
+        shown = check_reveal(reveal) is not None
         user, agent = agent_scope(scope, "working.compile")
         if not isinstance(max_tokens, int) or max_tokens < 1:
             raise InvalidInputError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         blocks = await self._store.blocks(user, agent)
+        if not shown:
+            blocks = [b.model_copy(update={"value": MARKER}) if b.sensitivity == "secret" else b for b in blocks]
         parts: builtins.list[str] = []
         used = 0
         for block in blocks:
