@@ -292,23 +292,23 @@ async def test_secret_turns_are_redacted_in_an_export_unless_revealed(mem_on_bot
 
     s = mem_on_both.session
     await s.push(CHAT, Message("user", "let's plan the trip", agent="planner"))
-    await s.push(CHAT, Message("user", "my door code is 4321", agent="planner", sensitivity="secret", important=True))
+    await s.push(CHAT, Message("user", "my door code is plum-zebra", agent="planner", sensitivity="secret", important=True))
     [episode] = await s.flush_important(CHAT)
     assert episode.sensitivity == "secret"  # promoted, the turn keeps its sensitivity
     shared = tmp_path / "shared.jsonl"
     await s.export(CHAT, shared)
     text = shared.read_bytes()
-    assert b"4321" not in text and MARKER.encode() in text and b"plan the trip" in text
+    assert b"plum-zebra" not in text and MARKER.encode() in text and b"plan the trip" in text
     assert orjson.loads(text.splitlines()[0])["redacted"] is True
     backup = tmp_path / "backup.jsonl"
     await s.export(CHAT, backup, reveal=Reveal("moving the session"))
-    assert b"4321" in backup.read_bytes() and orjson.loads(backup.read_bytes().splitlines()[0])["redacted"] is False
+    assert b"plum-zebra" in backup.read_bytes() and orjson.loads(backup.read_bytes().splitlines()[0])["redacted"] is False
     config = MemoryConfig(embedder="none")
     async with await Memory.open(f"sqlite:///{tmp_path / 'other.db'}", config=config) as other:
         with pytest.raises(InvalidInputError, match="redacted"):
             await other.session.replay(shared)
         assert await other.session.list(CHAT) == []  # refused whole
         assert await other.session.replay(backup) > 0
-        assert [m.content for m in await other.session.list(CHAT)][-1] == "my door code is 4321"
+        assert [m.content for m in await other.session.list(CHAT)][-1] == "my door code is plum-zebra"
     with pytest.raises(InvalidInputError):
         await s.export(CHAT, tmp_path / "x.jsonl", reveal=True)  # type: ignore[arg-type]  # a capability, not a flag

@@ -208,8 +208,8 @@ async def test_compile_shows_a_secret_block_only_when_revealed(mem_on_both: Memo
 
     w = mem_on_both.working
     await w.define(PLANNER, "persona", "I plan trips.")
-    await w.define(PLANNER, "vault", "the safe code is 8080", sensitivity="secret")
+    await w.define(PLANNER, "vault", "the safe code is walnut-otter", sensitivity="secret")
     prompt = await w.compile(PLANNER)
-    assert "I plan trips." in prompt and "8080" not in prompt and MARKER in prompt
-    assert "8080" in await w.compile(PLANNER, reveal=Reveal("the agent needs it"))
-    assert (await w.read(PLANNER, "vault")).value == "the safe code is 8080"  # stored whole
+    assert "I plan trips." in prompt and "walnut-otter" not in prompt and MARKER in prompt
+    assert "walnut-otter" in await w.compile(PLANNER, reveal=Reveal("the agent needs it"))
+    assert (await w.read(PLANNER, "vault")).value == "the safe code is walnut-otter"  # stored whole
