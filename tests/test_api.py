@@ -30,6 +30,7 @@ EXPORTS = {
     "SalienceConfig", "ScoredFact", "TokenCounter", "allocate_memory_budget", "boost_salience", "combine_scores",
     "compute_salience", "rank_by_salience", "StoreUnavailableError", "AmbiguousIdError", "DatabaseNotFoundError",
     "NotADatabaseError",
+    "DatabaseCorruptError", "StoreBusyError", "StoreFullError", "StoreReadOnlyError",
 }  # fmt: skip
 
 

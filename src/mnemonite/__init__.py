@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         AmbiguousIdError,
         ConfigurationError,
         ConsolidationRuleError,
+        DatabaseCorruptError,
         DatabaseNotFoundError,
         DeltaValidationError,
         EmbedderMismatchError,
@@ -33,7 +34,10 @@ if TYPE_CHECKING:
         NotADatabaseError,
         NotFoundError,
         SchemaVersionError,
+        StoreBusyError,
         StoreError,
+        StoreFullError,
+        StoreReadOnlyError,
         StoreUnavailableError,
     )
     from mnemonite.graph import GraphMemory, allocate_memory_budget
@@ -109,6 +113,11 @@ _WHERE: dict[str, str] = {
     "SchemaVersionError": "mnemonite.errors",
     "StoreError": "mnemonite.errors",
     "StoreUnavailableError": "mnemonite.errors",
+    # faults named by cause
+    "DatabaseCorruptError": "mnemonite.errors",
+    "StoreBusyError": "mnemonite.errors",
+    "StoreFullError": "mnemonite.errors",
+    "StoreReadOnlyError": "mnemonite.errors",
     "GraphMemory": "mnemonite.graph",
     "allocate_memory_budget": "mnemonite.graph",
     "ConflictJudge": "mnemonite.judge",
@@ -250,6 +259,11 @@ __all__ = [
     "define_locale_pack",
     "parse_delta",
     "rank_by_salience",
+    # faults named by cause
+    "DatabaseCorruptError",
+    "StoreBusyError",
+    "StoreFullError",
+    "StoreReadOnlyError",
 ]
 
 

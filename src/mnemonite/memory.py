@@ -15,6 +15,7 @@ from mnemonite.embedding.indexer import Indexer, IndexProgress
 from mnemonite.embedding.registry import attach, retire_readable
 from mnemonite.errors import NotFoundError
 from mnemonite.graph import GraphMemory
+from mnemonite.inputs import checked
 from mnemonite.models import ConsolidationRule, ConsolidationRun, MigrationPlan, RuleState, StoreHealth
 from mnemonite.models.fact import MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit, Tier
@@ -32,6 +33,7 @@ Progress = Callable[[IndexProgress], object]
 _DEFAULT = object()
 
 
+@checked
 class Memory:
     """Layered long-term memory for an agent (async).
 

@@ -294,6 +294,8 @@ class PostgresMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, G
         try:
             async with self._pool.connection() as db:
                 yield db
+        except psycopg.errors.ProgramLimitExceeded as error:  # an OperationalError, but nothing is down
+            raise StoreError(f"PostgreSQL refused a value too large to store or index: {error}") from error
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as error:
             raise StoreUnavailableError(f"PostgreSQL is unreachable or went away: {error}") from error
         except psycopg.Error as error:  # e.g. a NUL character, which PostgreSQL text cannot hold
