@@ -43,6 +43,8 @@ class MemoryConfig(Model):
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
     - ``salience``: the decay/boost engine of facts (`SalienceConfig`: decay rate per day, boost
       per access, min salience, consolidation decay).
+    - ``busy_timeout``: seconds a write waits for a lock another process holds (SQLite's write
+      lock, a PostgreSQL row or table lock) before `StoreBusyError`.
     """
 
     error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
@@ -60,11 +62,14 @@ class MemoryConfig(Model):
     locale: str = Field(default="en", min_length=1)
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)
+    # reliability
+    busy_timeout: float = Field(default=10.0, ge=0, le=3600, allow_inf_nan=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:
         """Read ``MNEMONITE_URL``, ``_TRACK_ACCESS``, ``_CONSOLIDATE_ON_PUT``, ``_INDEX_IN_BACKGROUND``,
-        ``_INDEX_ON_CLOSE``, ``_EMBEDDER`` and ``_EMBEDDER_STRATEGY`` (all prefixed ``MNEMONITE``)."""
+        ``_INDEX_ON_CLOSE``, ``_EMBEDDER``, ``_EMBEDDER_STRATEGY`` and ``_BUSY_TIMEOUT`` (all prefixed
+        ``MNEMONITE``)."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         if "MNEMONITE_URL" in env:
@@ -80,6 +85,8 @@ class MemoryConfig(Model):
         for name, key in (("embedder", "MNEMONITE_EMBEDDER"), ("embedder_strategy", "MNEMONITE_EMBEDDER_STRATEGY")):
             if key in env:
                 values[name] = env[key].strip()
+        if "MNEMONITE_BUSY_TIMEOUT" in env:
+            values["busy_timeout"] = _seconds("MNEMONITE_BUSY_TIMEOUT", env["MNEMONITE_BUSY_TIMEOUT"])
         values.update({k: v for k, v in overrides.items() if v is not None})  # explicit arguments win
         return cls.model_validate(values)
 
@@ -100,3 +107,10 @@ def _flag(key: str, raw: str) -> bool:
     if text in _FALSE:
         return False
     raise ConfigurationError(f"{key} must be true or false, got {raw!r}")
+
+
+def _seconds(key: str, raw: str) -> float:
+    try:
+        return float(raw.strip())
+    except ValueError:
+        raise ConfigurationError(f"{key} must be a number of seconds, got {raw!r}") from None

@@ -91,7 +91,7 @@ class Memory:
         if url is not None:
             config = config.model_copy(update={"url": url})
         locale_pack(config.locale)  # an unknown locale fails before anything is opened
-        store = await open_store(config.url, create=create)
+        store = await open_store(config.url, create=create, busy_timeout=config.busy_timeout)
         try:
             chosen = _embedder(config, embedder)
             readers = (
