@@ -48,6 +48,7 @@ EXPORTS = {
     "Procedure", "ReadOnlyBlockError", "SessionEvent", "SharedItem",
     # the server's API keys
     "ApiKey", "ApiKeys", "IssuedKey", "AuthenticationError", "PermissionDeniedError", "InsecureServerError",
+    "DatabaseCorruptError", "StoreBusyError", "StoreFullError", "StoreReadOnlyError",
 }  # fmt: skip
 
 

@@ -292,7 +292,9 @@ async def test_secret_turns_are_redacted_in_an_export_unless_revealed(mem_on_bot
 
     s = mem_on_both.session
     await s.push(CHAT, Message("user", "let's plan the trip", agent="planner"))
-    await s.push(CHAT, Message("user", "my door code is plum-zebra", agent="planner", sensitivity="secret", important=True))
+    await s.push(
+        CHAT, Message("user", "my door code is plum-zebra", agent="planner", sensitivity="secret", important=True)
+    )
     [episode] = await s.flush_important(CHAT)
     assert episode.sensitivity == "secret"  # promoted, the turn keeps its sensitivity
     shared = tmp_path / "shared.jsonl"
@@ -302,7 +304,9 @@ async def test_secret_turns_are_redacted_in_an_export_unless_revealed(mem_on_bot
     assert orjson.loads(text.splitlines()[0])["redacted"] is True
     backup = tmp_path / "backup.jsonl"
     await s.export(CHAT, backup, reveal=Reveal("moving the session"))
-    assert b"plum-zebra" in backup.read_bytes() and orjson.loads(backup.read_bytes().splitlines()[0])["redacted"] is False
+    assert (
+        b"plum-zebra" in backup.read_bytes() and orjson.loads(backup.read_bytes().splitlines()[0])["redacted"] is False
+    )
     config = MemoryConfig(embedder="none")
     async with await Memory.open(f"sqlite:///{tmp_path / 'other.db'}", config=config) as other:
         with pytest.raises(InvalidInputError, match="redacted"):

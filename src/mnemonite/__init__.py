@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         ConsolidationRuleError,
         ConsolidatorBusyError,
         CustomTierMisconfiguredError,
+        DatabaseCorruptError,
         DatabaseNotFoundError,
         DeltaValidationError,
         EmbedderMismatchError,
@@ -53,7 +54,10 @@ if TYPE_CHECKING:
         ReadOnlyBlockError,
         SchemaVersionError,
         SensitivityError,
+        StoreBusyError,
         StoreError,
+        StoreFullError,
+        StoreReadOnlyError,
         StoreUnavailableError,
     )
     from mnemonite.graph import GraphMemory, allocate_memory_budget
@@ -140,6 +144,11 @@ _WHERE: dict[str, str] = {
     "SchemaVersionError": "mnemonite.errors",
     "StoreError": "mnemonite.errors",
     "StoreUnavailableError": "mnemonite.errors",
+    # faults named by cause
+    "DatabaseCorruptError": "mnemonite.errors",
+    "StoreBusyError": "mnemonite.errors",
+    "StoreFullError": "mnemonite.errors",
+    "StoreReadOnlyError": "mnemonite.errors",
     "GraphMemory": "mnemonite.graph",
     "allocate_memory_budget": "mnemonite.graph",
     "ConflictJudge": "mnemonite.judge",
@@ -363,6 +372,11 @@ __all__ = [
     "InsecureServerError",
     "IssuedKey",
     "PermissionDeniedError",
+    # faults named by cause
+    "DatabaseCorruptError",
+    "StoreBusyError",
+    "StoreFullError",
+    "StoreReadOnlyError",
 ]
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-_TEXT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
 
 def utcnow() -> datetime:
     """The current time, timezone-aware, in UTC."""
@@ -14,7 +12,8 @@ def utcnow() -> datetime:
 
 def to_text(moment: datetime) -> str:
     """Fixed-width UTC text, so that string order is time order in any database."""
-    return moment.astimezone(UTC).strftime(_TEXT_FORMAT)
+    # isoformat pads the year to four digits (strftime's %Y does not on every platform: year 1 is "1").
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def from_text(text: str) -> datetime:

@@ -51,6 +51,8 @@ class MemoryConfig(Model):
       the sensitivity (public, internal, secret) of a row of that tier written without one.
     - ``episodic_sensitivity``, ``semantic_sensitivity``: the same for episodes and facts. Nothing here
       turns redaction off: secret text is shown only to a call given a `Reveal` (see `mnemonite.privacy`).
+    - ``busy_timeout``: seconds a write waits for a lock another process holds (SQLite's write
+      lock, a PostgreSQL row or table lock) before `StoreBusyError`.
     """
 
     error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
@@ -77,13 +79,15 @@ class MemoryConfig(Model):
     # episodes and facts
     episodic_sensitivity: Sensitivity = "internal"
     semantic_sensitivity: Sensitivity = "internal"
+    # reliability
+    busy_timeout: float = Field(default=10.0, ge=0, le=3600, allow_inf_nan=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:
         """Read ``MNEMONITE_URL``, ``_TRACK_ACCESS``, ``_CONSOLIDATE_ON_PUT``, ``_INDEX_IN_BACKGROUND``,
-        ``_INDEX_ON_CLOSE``, ``_EMBEDDER`` and ``_EMBEDDER_STRATEGY`` (all prefixed ``MNEMONITE``), and the
-        consolidator's ``MNEMONITE_CONSOLIDATOR_TIER``, ``_LLM_URL``, ``_LLM_API_KEY``, ``_CHEAP_MODEL``,
-        ``_DEEP_MODEL``, ``_MAX_TOKENS_PER_DAY``, ``_MAX_COST_PER_DAY`` and ``_ON_EXCEED``."""
+        ``_INDEX_ON_CLOSE``, ``_EMBEDDER``, ``_EMBEDDER_STRATEGY`` and ``_BUSY_TIMEOUT`` (all prefixed
+        ``MNEMONITE``), and the consolidator's ``MNEMONITE_CONSOLIDATOR_TIER``, ``_LLM_URL``, ``_LLM_API_KEY``,
+        ``_CHEAP_MODEL``, ``_DEEP_MODEL``, ``_MAX_TOKENS_PER_DAY``, ``_MAX_COST_PER_DAY`` and ``_ON_EXCEED``."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         if "MNEMONITE_URL" in env:
@@ -102,6 +106,8 @@ class MemoryConfig(Model):
         consolidator = _consolidator_env(env)
         if consolidator:
             values["consolidator"] = consolidator
+        if "MNEMONITE_BUSY_TIMEOUT" in env:
+            values["busy_timeout"] = _seconds("MNEMONITE_BUSY_TIMEOUT", env["MNEMONITE_BUSY_TIMEOUT"])
         values.update({k: v for k, v in overrides.items() if v is not None})  # explicit arguments win
         return cls.model_validate(values)
 
@@ -139,3 +145,10 @@ def _flag(key: str, raw: str) -> bool:
     if text in _FALSE:
         return False
     raise ConfigurationError(f"{key} must be true or false, got {raw!r}")
+
+
+def _seconds(key: str, raw: str) -> float:
+    try:
+        return float(raw.strip())
+    except ValueError:
+        raise ConfigurationError(f"{key} must be a number of seconds, got {raw!r}") from None

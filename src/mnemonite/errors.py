@@ -26,7 +26,11 @@ Every error mnemonite raises on purpose derives from :class:`MnemoniteError`, so
         ├── DatabaseNotFoundError   opened with create=False, and there is no database there
         ├── NotADatabaseError       the file exists but is not a SQLite database
         ├── MigrationNotSupported   a migration other than "add a nullable column"
-        └── SchemaVersionError      the database was written by a newer mnemonite
+        ├── SchemaVersionError      the database was written by a newer mnemonite
+        ├── StoreBusyError          another process held the write lock past the busy timeout
+        ├── StoreFullError          the disk (or the file system's quota) is full
+        ├── StoreReadOnlyError      the file or its folder cannot be written
+        └── DatabaseCorruptError    the database file is damaged
 
 The agent tiers (working, session, procedural, shared) add::
 
@@ -84,6 +88,11 @@ __all__ = [
     "SensitivityError",
     "StoreError",
     "StoreUnavailableError",
+    # reliability: faults named by cause
+    "DatabaseCorruptError",
+    "StoreBusyError",
+    "StoreFullError",
+    "StoreReadOnlyError",
 ]
 
 
@@ -226,3 +235,22 @@ class PermissionDeniedError(MnemoniteError):
 
 class InsecureServerError(ConfigurationError):
     """The server was asked to listen beyond loopback while no API key exists: create one first."""
+
+
+# -- faults named by cause: each message says what happened and what to do --------------------
+
+
+class StoreBusyError(StoreError):
+    """Another connection held the write lock longer than the busy timeout (``MemoryConfig.busy_timeout``)."""
+
+
+class StoreFullError(StoreError):
+    """The disk or the file system holding the database is full; nothing of the failed call was written."""
+
+
+class StoreReadOnlyError(StoreError):
+    """The database file, or the folder it lives in, cannot be written; nothing was written."""
+
+
+class DatabaseCorruptError(StoreError):
+    """The database file is damaged: restore a backup (see the README's "Reliability")."""

@@ -19,6 +19,7 @@ import orjson
 
 from mnemonite._time import utcnow
 from mnemonite.errors import InvalidInputError, NotFoundError
+from mnemonite.inputs import checked
 from mnemonite.models import AddDelta, Fact
 from mnemonite.models.base import new_id
 from mnemonite.models.conflict import ConflictDecision
@@ -80,6 +81,7 @@ def _counted(scored: ScoredFact, tokens: int, fact: Fact) -> ScoredFact:
     return scored.model_copy(update={"fact": fact.model_copy(update={"token_count": tokens})})
 
 
+@checked
 class GraphMemory:
     """Entities and edges of each (user, agent), and the graph-aware reads over its facts."""
 

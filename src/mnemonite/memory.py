@@ -19,6 +19,7 @@ from mnemonite.embedding.indexer import Indexer, IndexProgress
 from mnemonite.embedding.registry import attach, retire_readable
 from mnemonite.errors import NotFoundError
 from mnemonite.graph import GraphMemory
+from mnemonite.inputs import checked
 from mnemonite.keys import ApiKeys
 from mnemonite.models import ConsolidationRule, ConsolidationRun, MigrationPlan, RuleState, StoreHealth
 from mnemonite.models.fact import MemoryType
@@ -42,6 +43,7 @@ Progress = Callable[[IndexProgress], object]
 _DEFAULT = object()
 
 
+@checked
 class Memory:
     """Layered long-term memory for an agent (async).
 
@@ -118,7 +120,7 @@ class Memory:
         if url is not None:
             config = config.model_copy(update={"url": url})
         locale_pack(config.locale)  # an unknown locale fails before anything is opened
-        store = await open_store(config.url, create=create)
+        store = await open_store(config.url, create=create, busy_timeout=config.busy_timeout)
         try:
             chosen = _embedder(config, embedder)
             readers = (

@@ -11,9 +11,9 @@ in a pattern is such a wildcard, and the stores pass ``ESCAPE '\\'``.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Self
+from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, ModelWrapValidatorHandler, ValidationError, model_validator
 
 from mnemonite.errors import MemoryScopeError
 
@@ -30,6 +30,9 @@ __all__ = [
 
 _ESCAPES = str.maketrans({"%": "%25", "/": "%2F", "_": "%5F", "\\": "%5C"})
 LIKE_ESCAPE = "\\"
+# Scope keys are indexed: PostgreSQL refuses an index entry over 2,704 bytes, and three escaped
+# components of 128 characters (4 bytes each at most) stay well under it.
+MAX_ID_CHARS = 128
 
 
 def check_id(kind: str, value: object) -> str:
@@ -38,8 +41,15 @@ def check_id(kind: str, value: object) -> str:
         raise MemoryScopeError(f"{kind} must be a string, got {type(value).__name__}")
     if not value.strip():
         raise MemoryScopeError(f"{kind} must be a non-blank string, got {value!r}")
+    if len(value) > MAX_ID_CHARS:
+        raise MemoryScopeError(f"{kind} must be at most {MAX_ID_CHARS} characters, got {len(value)}")
     if "\x00" in value:
         raise MemoryScopeError(f"{kind} must not contain NUL characters")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MemoryScopeError(f"{kind} must be valid Unicode (it holds a lone surrogate)") from None
     return value
 
 
@@ -106,6 +116,18 @@ class Scope(BaseModel):
     user: str
     agent: str | None = None
     session: str | None = None
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _typed_errors(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        if isinstance(data, dict):
+            for kind in ("user", "agent", "session"):
+                if data.get(kind) is not None or kind == "user":
+                    check_id(kind, data.get(kind))
+        try:
+            return handler(data)
+        except ValidationError as error:
+            raise MemoryScopeError(f"invalid Scope: {error.errors()[0]['msg']}") from None
 
     @model_validator(mode="after")
     def _check(self) -> Self:

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict, ModelWrapValidatorHandler, ValidationError, model_validator
 
 from mnemonite.errors import InvalidInputError, MnemoniteError
+from mnemonite.inputs import check_strings
 
 
 def new_id() -> str:
@@ -36,6 +37,8 @@ class Model(BaseModel):
     @model_validator(mode="wrap")
     @classmethod
     def _typed_errors(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        if isinstance(data, dict):
+            check_strings(f"invalid {cls.__name__}", data, cls.error_type)
         try:
             return handler(data)
         except ValidationError as error:

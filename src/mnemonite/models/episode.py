@@ -30,7 +30,7 @@ class Episode(Model):
     id: str = Field(default_factory=new_id, min_length=1, max_length=256)
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     timestamp: AwareDatetime = Field(default_factory=utcnow)
-    source_node: str = ""
+    source_node: str = Field(default="", max_length=256)  # indexed with the scope key (see scope.MAX_ID_CHARS)
     user: str | None = None
     session: str | None = None
     agent: str | None = None

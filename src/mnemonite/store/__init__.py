@@ -46,22 +46,23 @@ def _sqlite_target(url: str, *, create: bool) -> Path | str:
     return path
 
 
-async def open_store(url: str, *, create: bool = True) -> Store:
+async def open_store(url: str, *, create: bool = True, busy_timeout: float = 10.0) -> Store:
     """Open and bootstrap the store a URL (or a bare SQLite path) names.
 
     ``create=False`` opens only an existing memory: a missing SQLite file, or a PostgreSQL database
     without mnemonite's tables, raises `DatabaseNotFoundError` and nothing (no file, no folder, no
-    table) is created.
+    table) is created. ``busy_timeout``: seconds a write waits for a lock another connection holds
+    before `StoreBusyError`.
     """
     url = memory_url(url)
     if url.startswith("sqlite://"):
-        store = SQLiteMemoryStore(_sqlite_target(url, create=create))
+        store = SQLiteMemoryStore(_sqlite_target(url, create=create), busy_timeout=busy_timeout)
         await store.bootstrap()
         return store
     if url.startswith(("postgresql://", "postgres://")):
         from mnemonite.store.postgres import PostgresMemoryStore  # needs the postgres extra
 
-        server = PostgresMemoryStore(url)
+        server = PostgresMemoryStore(url, busy_timeout=busy_timeout)
         await server.bootstrap(create=create)
         return server
     raise ConfigurationError(

@@ -25,6 +25,7 @@ from mnemonite.errors import (
     ConfigurationError,
     DatabaseNotFoundError,
     SchemaVersionError,
+    StoreBusyError,
     StoreError,
     StoreUnavailableError,
 )
@@ -109,9 +110,9 @@ def _drivers() -> tuple[Any, Any]:
     return psycopg, psycopg_pool
 
 
-async def _configure(connection: Any) -> None:
-    """A new pooled connection: numpy vectors travel in pgvector's binary format, and every statement
-    is planned for its own values.
+async def _configure(connection: Any, lock_timeout_ms: int = 10_000) -> None:
+    """A new pooled connection: numpy vectors travel in pgvector's binary format, every statement
+    is planned for its own values, and a lock wait ends after the busy timeout.
 
     psycopg prepares a statement run five times; PostgreSQL may then reuse one generic plan for
     any values, and the best plan depends on them (how many rows a scope pattern or a time range
@@ -122,6 +123,7 @@ async def _configure(connection: Any) -> None:
 
     await register_vector_async(connection)
     await connection.execute("SET plan_cache_mode = force_custom_plan")
+    await connection.execute(f"SET lock_timeout = {int(lock_timeout_ms)}")  # the busy timeout
 
 
 async def _check_connection(connection: Any) -> None:
@@ -179,8 +181,11 @@ class PostgresMemoryStore(
     batch whose commit was cut off is never applied twice. Then `StoreUnavailableError`.
     """
 
-    def __init__(self, url: str, *, pool_size: int = 8, retries: int = 3, timeout: float = 5.0) -> None:
+    def __init__(
+        self, url: str, *, pool_size: int = 8, retries: int = 3, timeout: float = 5.0, busy_timeout: float = 10.0
+    ) -> None:
         self.url = url
+        self.busy_timeout = busy_timeout  # seconds a statement waits for a lock (lock_timeout), then StoreBusyError
         self._pool_size = pool_size
         self.retries = retries
         self.timeout = timeout  # seconds to wait for a connection before the server counts as unreachable
@@ -219,7 +224,7 @@ class PostgresMemoryStore(
                 open=False,
                 timeout=self.timeout,
                 kwargs={"autocommit": True, "connect_timeout": max(1, round(self.timeout))},
-                configure=_configure,
+                configure=functools.partial(_configure, lock_timeout_ms=round(self.busy_timeout * 1000)),
                 check=_check_connection,  # a connection a restart broke is replaced
             )
             try:
@@ -324,6 +329,13 @@ class PostgresMemoryStore(
         try:
             async with self._pool.connection() as db:
                 yield db
+        except psycopg.errors.LockNotAvailable as error:
+            raise StoreBusyError(
+                f"PostgreSQL: {error}: a lock was held longer than the busy timeout ({self.busy_timeout:g} s);"
+                " retry, or allow a longer wait with MemoryConfig.busy_timeout (MNEMONITE_BUSY_TIMEOUT, seconds)"
+            ) from error
+        except psycopg.errors.ProgramLimitExceeded as error:  # an OperationalError, but nothing is down
+            raise StoreError(f"PostgreSQL refused a value too large to store or index: {error}") from error
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as error:
             raise StoreUnavailableError(f"PostgreSQL is unreachable or went away: {error}") from error
         except psycopg.Error as error:  # e.g. a NUL character, which PostgreSQL text cannot hold

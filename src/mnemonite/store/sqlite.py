@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ import aiosqlite
 
 from mnemonite._time import to_text, utcnow
 from mnemonite.conflicts import text_hash
-from mnemonite.errors import NotADatabaseError, SchemaVersionError, StoreError
+from mnemonite.errors import SchemaVersionError, StoreError
 from mnemonite.models import (
     ConsolidationRule,
     ConsolidationRun,
@@ -37,6 +37,7 @@ from mnemonite.models import (
 )
 from mnemonite.models.messages import SessionEvent
 from mnemonite.store import sql_episodes, sql_facts, sql_rules
+from mnemonite.store import sqlite_faults as faults
 from mnemonite.store.base import RecentOrder
 from mnemonite.store.filter_sql import FilterCompiler
 from mnemonite.store.rows import episode_values
@@ -69,10 +70,9 @@ SCHEMA_FILES = (
     (10, "010_consolidator.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
-_BUSY_TIMEOUT_MS = 10_000
+BUSY_TIMEOUT = 10.0  # seconds; MemoryConfig.busy_timeout
 _PRAGMAS = (
     "PRAGMA foreign_keys = ON",
-    f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}",
     "PRAGMA synchronous = NORMAL",
     # 64 MiB page cache: index inserts on a million-row table otherwise miss the default 2 MiB.
     "PRAGMA cache_size = -65536",
@@ -111,8 +111,9 @@ class SQLiteMemoryStore(
 ):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
-    def __init__(self, path: Path | str = "mnemonite.db") -> None:
+    def __init__(self, path: Path | str = "mnemonite.db", *, busy_timeout: float = BUSY_TIMEOUT) -> None:
         self.path = path if str(path) == ":memory:" else Path(path)
+        self.busy_timeout = busy_timeout  # seconds a write waits for another connection's lock
         self._db: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
 
@@ -121,18 +122,10 @@ class SQLiteMemoryStore(
     async def bootstrap(self) -> None:
         """Create or open the database; idempotent. On failure the connection is closed again."""
         if self._db is None:
-            if isinstance(self.path, Path):
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            with _translated():
-                connection = aiosqlite.connect(str(self.path), isolation_level=None)
-                # A program that forgets close() (or dies of an exception) must still exit; committed
-                # transactions are in the WAL either way.
-                worker = getattr(connection, "_thread", None)
-                if worker is not None:
-                    worker.daemon = True
-                self._db = await connection
+            self._db = await self._connect()
         try:
-            with _translated(self.path):
+            with self._translated():
+                await self._db.execute(f"PRAGMA busy_timeout = {round(self.busy_timeout * 1000)}")
                 for pragma in _PRAGMAS:
                     await self._db.execute(pragma)
                 await self._db.create_function("mnemonite_text_hash", 1, text_hash, deterministic=True)
@@ -142,6 +135,28 @@ class SQLiteMemoryStore(
         except BaseException:
             await self.close()
             raise
+
+    async def _connect(self) -> aiosqlite.Connection:
+        if isinstance(self.path, Path):
+            faults.check_target(self.path)
+        connection = aiosqlite.connect(str(self.path), isolation_level=None)
+        # A program that forgets close() (or dies of an exception) must still exit; committed
+        # transactions are in the WAL either way.
+        worker = getattr(connection, "_thread", None)
+        if worker is not None:
+            worker.daemon = True
+        try:
+            with self._translated():
+                return await connection
+        except BaseException:
+            # aiosqlite stops its thread after a failed connect, but only asynchronously: wait for it
+            # while the event loop is alive, or it reports "Event loop is closed" at exit.
+            if worker is not None and worker.is_alive():
+                worker.join(timeout=5)
+            raise
+
+    def _translated(self) -> contextlib.AbstractContextManager[None]:
+        return faults.translated(self.path, self.busy_timeout)
 
     async def _upgrade(self, db: aiosqlite.Connection) -> None:
         """Apply the shipped schema files this database has not seen yet, in order."""
@@ -176,7 +191,7 @@ class SQLiteMemoryStore(
         async with self._lock:
             if self._db is None:
                 raise StoreError("the store is not open: call bootstrap() (Memory.open does) first")
-            with _translated(self.path):
+            with self._translated():
                 yield self._db
 
     @asynccontextmanager
@@ -390,29 +405,6 @@ def _schema_statements(name: str) -> list[str]:
             statements.append(buffer.strip())
             buffer = ""
     return statements
-
-
-@contextmanager
-def _translated(path: Path | str | None = None) -> Iterator[None]:
-    """Translate driver errors into StoreError at the boundary (httpx's pattern)."""
-    try:
-        yield
-    except sqlite3.DatabaseError as error:
-        raise _typed(error, path) from error
-    except sqlite3.Error as error:
-        raise StoreError(f"SQLite: {error}") from error
-
-
-def _typed(error: sqlite3.DatabaseError, path: Path | str | None) -> StoreError:
-    text = str(error)
-    if "file is not a database" in text:
-        return NotADatabaseError(f"{path or 'the file'} is not a SQLite database (SQLite: {text})")
-    if "locked" in text or "busy" in text:
-        seconds = _BUSY_TIMEOUT_MS // 1000
-        return StoreError(
-            f"SQLite: {text}: another connection held the write lock longer than the busy timeout ({seconds} s)"
-        )
-    return StoreError(f"SQLite: {text}")
 
 
 async def _scalars(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...]:

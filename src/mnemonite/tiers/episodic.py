@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from mnemonite.errors import InvalidInputError, MemoryScopeError, NotFoundError
+from mnemonite.inputs import checked
 from mnemonite.models import ConsolidationRule, Episode, MemoryDelta
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import PurgeRecord
@@ -48,6 +49,7 @@ def resolve_scope(user: str | Scope, session: str | None = None, agent: str | No
     return Scope(user=user, session=session, agent=agent)
 
 
+@checked
 class EpisodicTier:
     """``mem.episodic``: put episodes, read them back, and consolidate them into deltas."""
 

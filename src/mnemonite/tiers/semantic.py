@@ -14,6 +14,7 @@ from mnemonite.conflicts.names import UserNames
 from mnemonite.embedding.base import Vectors as Vector
 from mnemonite.embedding.indexer import Indexer
 from mnemonite.errors import ConfigurationError, FactConflictError, InvalidInputError, NotFoundError
+from mnemonite.inputs import checked
 from mnemonite.judge import ConflictJudge
 from mnemonite.models import (
     AddDelta,
@@ -86,6 +87,7 @@ def check_text(text: str) -> str:
     return text.strip()
 
 
+@checked
 class SemanticTier:
     """``mem.semantic``: apply deltas, read facts (now, ``as_of`` or ``valid_at``), follow lineage."""
 
@@ -156,6 +158,7 @@ class SemanticTier:
                   **fact_extras(self.counter, text, entities, summary)}  # fmt: skip
         if not isinstance(rule_id, str) or not rule_id.strip():
             raise InvalidInputError("rule_id must be a non-empty string")
+        _precheck(user, agent, text, fields, list(source_episode_ids), confidence, rule_id)
         for attempt in (1, 2):
             try:
                 return await self._remember(user, agent, text, fields, list(source_episode_ids), confidence, rule_id)
@@ -480,3 +483,14 @@ class SemanticTier:
     async def deltas(self, *, rule_id: str | None = None, pending: bool = False, limit: int = 100) -> list[DeltaRecord]:
         """The audit log of deltas, oldest first; ``pending=True`` lists emitted but unapplied ones."""
         return await self._store.delta_log(rule_id=rule_id, pending=pending, limit=limit)
+
+
+def _precheck(
+    user: str, agent: str, text: str, fields: dict[str, Any], sources: list[str], confidence: float, rule_id: str
+) -> None:
+    """Validate what `remember` will write before the pipeline embeds or reads anything: a refused
+    call must leave the database as it was (the pipeline's catch-up embeds pending facts)."""
+    payload = {"text": text, "user": user, "agent": agent, "valid_from": utcnow(),
+               **{k: v for k, v in fields.items() if v is not None}}  # fmt: skip
+    AddDelta(fact_payload=payload, source_episode_ids=sources, promotion_ts=utcnow(), rule_id=rule_id,
+             confidence=confidence)  # fmt: skip
