@@ -12,7 +12,9 @@ from pydantic import Field
 
 from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model
+from mnemonite.models.concepts import ConceptConfig
 from mnemonite.models.conflict import ConflictThresholds
+from mnemonite.models.lifecycle import LifecycleWindows
 from mnemonite.salience import SalienceConfig
 from mnemonite.search.hybrid import CACHE_BYTES, SearchOptions
 
@@ -43,6 +45,10 @@ class MemoryConfig(Model):
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
     - ``salience``: the decay/boost engine of facts (`SalienceConfig`: decay rate per day, boost
       per access, min salience, consolidation decay).
+    - ``concepts``: the concept graph's thresholds (`ConceptConfig`: shift 0.30, merge 0.85, schematic 5).
+    - ``lifecycle``: the hot/warm/cold windows (`LifecycleWindows`: 1 hour, 7 days, 1 and 3 accesses).
+    - ``track_lifecycle``: searches count their hits as accesses, promoting them (off: tiers change only
+      through `mem.lifecycle`).
     """
 
     error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
@@ -60,6 +66,10 @@ class MemoryConfig(Model):
     locale: str = Field(default="en", min_length=1)
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)
+    # -- concept graph, lifecycle tiers --
+    concepts: ConceptConfig = Field(default_factory=ConceptConfig)
+    lifecycle: LifecycleWindows = Field(default_factory=LifecycleWindows)
+    track_lifecycle: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:

@@ -7,7 +7,7 @@ outside ``mnemonite.store`` imports a concrete store.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
@@ -27,14 +27,16 @@ from mnemonite.models import (
     RuleState,
     StoreHealth,
 )
+from mnemonite.models.concepts import GraphVersion, MemoryGraph, TopicMerge
 from mnemonite.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from mnemonite.models.fact import FactFilter
 from mnemonite.models.graph import Direction, Edge, Entity, GraphStats, RecallOptions
+from mnemonite.models.lifecycle import LifecycleTier, LifecycleWindows, SweepReport, TierRow, TierStats
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
 from mnemonite.scope import Scope
 from mnemonite.store.sql_ids import IdKind
 
-__all__ = ["FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store", "VectorSearchStore"]
+__all__ = ["ConceptStore", "FactStore", "MemoryStore", "RecentOrder", "SearchStore", "Store", "VectorSearchStore"]
 
 RecentOrder = Literal["timestamp", "accessed"]
 
@@ -185,7 +187,27 @@ class GraphStore(Protocol):
     async def graph_stats(self, user: str, agent: str) -> GraphStats: ...
 
 
-class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, Protocol):
+@runtime_checkable
+class ConceptStore(Protocol):
+    """The agents' concept graphs (versioned, merged in one transaction) and the records' lifecycle tiers."""
+
+    async def consolidate_concepts(self, merge: TopicMerge) -> GraphVersion: ...
+    async def concept_graph(self, agent: str) -> MemoryGraph: ...
+    async def concept_vectors(self, agent: str, dimensions: int) -> tuple[list[str], npt.NDArray[np.float32]]: ...
+    async def concept_versions(self, agent: str, limit: int = 100) -> list[GraphVersion]: ...
+    async def tier_access(
+        self,
+        kind: RecordKind,
+        records: Sequence[tuple[str, str]],
+        promote: Callable[[TierRow], TierRow],
+        moment: datetime,
+    ) -> list[TierRow]: ...
+    async def tier_sweep(self, user: str | None, windows: LifecycleWindows, moment: datetime) -> SweepReport: ...
+    async def tier_stats(self, user: str) -> TierStats: ...
+    async def tiers_of(self, kind: RecordKind, ids: Sequence[str]) -> dict[str, LifecycleTier]: ...
+
+
+class Store(MemoryStore, FactStore, ConflictStore, SearchStore, GraphStore, ConceptStore, Protocol):
     """Everything `Memory` needs from a backend."""
 
     async def close(self) -> None: ...

@@ -47,6 +47,7 @@ from mnemonite.store.base import RecentOrder
 from mnemonite.store.filter_sql import PostgresFilterCompiler
 from mnemonite.store.rows import episode_values
 from mnemonite.store.sql import TABLES, PgConnection
+from mnemonite.store.sql_concepts import ConceptMethods
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
@@ -70,6 +71,7 @@ SCHEMA_FILES = (
     (6, "006_graph.sql"),
     (7, "007_recent.sql"),
     (8, "008_episode_purges.sql"),
+    (13, "013_concepts.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 PGVECTOR_MIN = (0, 8)
@@ -142,7 +144,7 @@ def _retried(
     return cast(Callable[Concatenate[S, P], Coroutine[Any, Any, T]], functools.wraps(method)(again))
 
 
-class PostgresMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods):
+class PostgresMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods, ConceptMethods):
     """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
     that gives no connection within ``timeout`` seconds counts as unreachable.
 

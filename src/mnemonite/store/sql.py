@@ -36,6 +36,12 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("entities", ("seq",)),
     ("edges", ("seq",)),
     ("fact_entities", ("entity_id", "fact_id", "role")),
+    ("concept_graphs", ("agent_id",)),
+    ("concept_nodes", ("seq",)),
+    ("concept_edges", ("seq",)),
+    ("concept_sources", ("node_id", "record_id")),
+    ("concept_versions", ("agent_id", "version")),
+    ("record_tiers", ("kind", "record_id")),
 )
 
 

@@ -51,6 +51,12 @@ def where(db: Connection, kind: RecordKind, flt: SearchFilter, alias: str = "r")
         params.append(to_text(flt.until))
     if kind == "fact":
         _fact_where(db, flt, alias, parts, params)
+    if flt.lifecycle is not None:
+        parts.append(
+            f"COALESCE((SELECT t.tier FROM record_tiers t WHERE t.kind = ? AND t.record_id = {alias}.id), 'cold')"
+            f" IN ({', '.join('?' for _ in flt.lifecycle)})"
+        )
+        params += [kind, *flt.lifecycle]
     return " AND ".join(parts), params
 
 
@@ -213,7 +219,7 @@ async def neighbours(db: Connection, seqs: Sequence[int]) -> dict[int, tuple[int
 
 async def sources(db: Connection, flt: SearchFilter, limit: int = 1000) -> list[str]:
     """Distinct non-empty ``source_node`` values of the filter's scope (speakers, tools, ...)."""
-    clause, params = where(db, "episode", flt.model_copy(update={"since": None, "until": None}))
+    clause, params = where(db, "episode", flt.model_copy(update={"since": None, "until": None, "lifecycle": None}))
     rows = await db.execute_fetchall(
         f"SELECT DISTINCT r.source_node FROM episode_sources r WHERE {clause} LIMIT ?", (*params, limit)
     )

@@ -39,6 +39,7 @@ from mnemonite.store import sql_episodes, sql_facts, sql_rules
 from mnemonite.store.base import RecentOrder
 from mnemonite.store.filter_sql import FilterCompiler
 from mnemonite.store.rows import episode_values
+from mnemonite.store.sql_concepts import ConceptMethods
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
@@ -54,6 +55,7 @@ SCHEMA_FILES = (
     (4, "004_graph.sql"),
     (5, "005_recent.sql"),
     (6, "006_episode_purges.sql"),
+    (11, "011_concepts.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 _BUSY_TIMEOUT_MS = 10_000
@@ -74,7 +76,7 @@ _EPISODE_INSERT = (
 )
 
 
-class SQLiteMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods):
+class SQLiteMemoryStore(ConflictMethods, EpisodePurgeMethods, SearchMethods, GraphMethods, IdMethods, ConceptMethods):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
     def __init__(self, path: Path | str = "mnemonite.db") -> None:
