@@ -8,13 +8,14 @@ auditable `GraphVersion` per consolidation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import AwareDatetime, Field, field_validator
 
 from mnemonite._time import utcnow
+from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model, new_id
 
 __all__ = [
@@ -199,3 +200,5 @@ class ConceptConfig(Model):
     seeds: int = Field(default=3, ge=1, le=100)
     min_cosine: float = Field(default=0.3, ge=0, le=1)
     depth: int = Field(default=1, ge=0, le=6)
+
+    error_type: ClassVar[type[MnemoniteError]] = ConfigurationError

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import AwareDatetime, Field, model_validator
 
+from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model
 
 __all__ = ["LifecycleTier", "LifecycleWindows", "SweepReport", "TierRow", "TierStats", "promote"]
@@ -27,6 +28,8 @@ class LifecycleWindows(Model):
     window: timedelta = timedelta(days=7)
     warm_after: int = Field(default=1, ge=1, le=64)
     hot_after: int = Field(default=3, ge=1, le=64)
+
+    error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
 
     @model_validator(mode="after")
     def _ordered(self) -> LifecycleWindows:
