@@ -75,7 +75,10 @@ class LifecycleTierManager:
         if enough < 1 or not 0 <= min_cosine <= 1:
             raise InvalidInputError("enough must be >= 1 and min_cosine in [0, 1]")
         base = SearchFilter(scope=as_scope(scope), tiers=tuple(tiers))
-        hits = await self._engine.search(query, base.model_copy(update={"lifecycle": WORKING_SET}), k, options=options)
+        # Without query feedback: in a working set of a few records it would pull the query onto whatever
+        # is there, and the cosine that decides whether to widen would measure the feedback, not the query.
+        exact = (options or self._engine.options).model_copy(update={"feedback": 0.0})
+        hits = await self._engine.search(query, base.model_copy(update={"lifecycle": WORKING_SET}), k, options=exact)
         close = [h for h in hits if h.cosine is not None and h.cosine >= min_cosine]
         if len(close) < enough:
             close = await self._engine.search(query, base, k, options=options)

@@ -33,10 +33,11 @@ class LifecycleWindows(Model):
 
     @model_validator(mode="after")
     def _ordered(self) -> LifecycleWindows:
+        # Raised as the typed error itself: this validator runs outside the base's translation.
         if self.hot_ttl <= timedelta(0) or self.window <= timedelta(0):
-            raise ValueError("hot_ttl and window must be positive")
+            raise ConfigurationError("LifecycleWindows: hot_ttl and window must be positive")
         if self.hot_after < self.warm_after:
-            raise ValueError("hot_after must be >= warm_after")
+            raise ConfigurationError("LifecycleWindows: hot_after must be >= warm_after")
         return self
 
 

@@ -34,7 +34,8 @@ LONG_QUERY = 80
 # Words of a question about the conversation itself: with the cue removed, nothing is left to search for.
 _ABOUT_CONVERSATION = frozenset(
     "discuss discussed talk talked say said tell told mention mentioned conversation chat chatted ask asked"
-    " speak spoke topic topics us last time previously earlier recent recently".split()
+    " speak spoke topic topics us last time previously earlier recent recently anything something new happen"
+    " happened going update updates".split()
 )
 GRAPH_WEIGHT = 0.5  # rank-fusion weight of the graph's records against flat search's 1.0 (bench/locomo.py)
 
