@@ -30,7 +30,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
 
 
 def test_the_readme_has_its_examples() -> None:
-    assert len(BLOCKS) == 5
+    assert len(BLOCKS) == 6
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
@@ -60,3 +60,10 @@ def test_remember_with_decision_prints_what_the_readme_says(outputs: dict[int, s
 def test_the_graph_example_prints_a_prompt_ready_context(outputs: dict[int, str]) -> None:
     assert "[('WORKS_AT', 0)]" in outputs[4]
     assert "Alice prefers async Python" in outputs[4] and "Alice WORKS_AT Acme" in outputs[4]
+
+
+def test_the_concept_graph_example_shifts_consolidates_and_routes(outputs: dict[int, str]) -> None:
+    lines = outputs[5].splitlines()
+    assert lines[0].startswith("shift at distance") and lines[0].endswith("graph version 1")
+    assert "version 2" in lines[1] and "Knowledge graph context:" in lines
+    assert lines[-1].startswith("graph | graph cue 'how' |")

@@ -8,11 +8,11 @@ object per line and ``--csv`` CSV with a header, where rows come out.
 
 from __future__ import annotations
 
-from mnemonite.cli import admin, episodes, facts, graph, rules, search
+from mnemonite.cli import admin, concepts, episodes, facts, graph, lifecycle, rules, search
 from mnemonite.cli._app import app
 
 __all__ = ["app", "main"]
-_COMMAND_GROUPS = (admin, episodes, facts, graph, rules, search)  # imported for their commands
+_COMMAND_GROUPS = (admin, episodes, facts, graph, rules, search, concepts, lifecycle)  # imported for their commands
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ class ConceptMemory:
         extractor: ConceptExtractor | None = None,
     ) -> None:
         self.config = config or ConceptConfig()
+        self._store = store
         self._parts: tuple[GraphBuilder, GraphRetriever] | None = None
         if embedder is not None:
             consolidator = SemanticConsolidator(
@@ -86,11 +87,11 @@ class ConceptMemory:
 
     async def load_graph(self, agent: str) -> MemoryGraph:
         """``agent``'s concept graph: nodes, edges, version."""
-        return await self.builder.consolidator.load_graph(agent)
+        return await self._store.concept_graph(agent)
 
     async def versions(self, agent: str, *, limit: int = 100) -> list[GraphVersion]:
         """``agent``'s graph versions, newest first (the audit trail of its consolidations)."""
-        return await self.builder.consolidator.versions(agent, limit)
+        return await self._store.concept_versions(agent, limit)
 
     async def query(self, agent: str, question: str, top_k: int = 5) -> GraphResult:
         """The concepts of ``agent``'s graph that bear on ``question`` (`GraphRetriever.query`)."""
