@@ -37,7 +37,7 @@ _ABOUT_CONVERSATION = frozenset(
     " speak spoke topic topics us last time previously earlier recent recently anything something new happen"
     " happened going update updates".split()
 )
-GRAPH_WEIGHT = 0.5  # rank-fusion weight of the graph's records against flat search's 1.0 (bench/locomo.py)
+GRAPH_BOOST = 0.1  # flat score x (1 + boost x graph pull in [0, 1]): chosen on bench/locomo.py
 
 FlatSearch = Callable[[Scope, str, int], Awaitable[list[SearchHit]]]
 Recent = Callable[[Scope, int], Awaitable[list[Episode]]]
@@ -85,6 +85,7 @@ class AdaptiveRetriever:
     ) -> None:
         self._search, self._recent, self._graph, self._fetch = search, recent, graph, fetch
         self.concepts = concepts
+        self.boost = GRAPH_BOOST
 
     async def retrieve(
         self,
@@ -111,39 +112,41 @@ class AdaptiveRetriever:
             why = "no concept graph configured" if self._graph is None else "no agent to read a concept graph of"
             return RoutedSearch(route="flat", reason=f"{reason}; {why}: flat", fell_back=True, hits=flat)
         result = await self._graph(agent, question, self.concepts)
-        ranked = _graph_records(result)
-        episodes = await self._fetch(scope, ranked[: 4 * k]) if ranked else []
-        if not episodes:
+        graph = _graph_records(result)
+        held = {h.record.id for h in flat}
+        # Records flat search did not return are read (and checked against the scope) only where they count:
+        # to fill a short list, or to tell whether the graph knows anything of this scope at all.
+        wanted = max(k - len(flat), 0 if held & graph.keys() else 1)
+        extra = await self._fetch(scope, [r for r in graph if r not in held][: 4 * wanted]) if wanted else []
+        if not held & graph.keys() and not extra:
             return RoutedSearch(
                 route="flat", reason=f"{reason}; the graph gave nothing: flat", fell_back=True, hits=flat, graph=result
             )
-        return RoutedSearch(route="graph", reason=reason, hits=_fuse(flat, episodes, k), graph=result)
+        return RoutedSearch(route="graph", reason=reason, hits=_boost(flat, extra, graph, k, self.boost), graph=result)
 
 
 def _recent_hit(episode: Episode, rank: int) -> SearchHit:
     return SearchHit(record=episode, tier="episodic", score=1.0 / (1 + rank))
 
 
-def _graph_records(result: GraphResult) -> list[str]:
-    """Record ids the graph's concepts lead to, best first: a record taught by several close concepts
-    first; a concept that many records taught counts less for each (it says less about any one)."""
+def _graph_records(result: GraphResult) -> dict[str, float]:
+    """Record id -> how strongly the graph's concepts point at it, in [0, 1], best first: a record taught
+    by several close concepts most; a concept that many records taught counts less for each."""
     scores: dict[str, float] = {}
     for scored in result.concepts:
         sources = scored.node.sources
         for record in sources:
             scores[record] = scores.get(record, 0.0) + max(scored.score, 0.0) / len(sources) ** 0.5
-    return sorted(scores, key=lambda r: (-scores[r], r))
+    top = max(scores.values(), default=0.0) or 1.0
+    return {r: scores[r] / top for r in sorted(scores, key=lambda r: (-scores[r], r))}
 
 
-def _fuse(flat: list[SearchHit], graph: list[Episode], k: int) -> list[SearchHit]:
-    """Reciprocal rank fusion (k=60) of flat search's ranking and the graph's, flat weighted 1.0."""
-    score: dict[str, float] = {}
-    hit: dict[str, SearchHit] = {}
-    for rank, h in enumerate(flat):
-        score[h.record.id] = 1.0 / (60 + rank)
-        hit[h.record.id] = h
-    for rank, e in enumerate(graph):
-        score[e.id] = score.get(e.id, 0.0) + GRAPH_WEIGHT / (60 + rank)
-        hit.setdefault(e.id, SearchHit(record=e, tier="episodic", score=0.0))
-    order = sorted(score, key=lambda r: -score[r])[:k]
-    return [hit[r].model_copy(update={"score": round(score[r], 6)}) for r in order]
+def _boost(
+    flat: list[SearchHit], extra: list[Episode], graph: dict[str, float], k: int, boost: float
+) -> list[SearchHit]:
+    """Flat hits with scores x (1 + boost x the graph's pull), re-sorted; then the graph's other records."""
+    boosted = [h.model_copy(update={"score": h.score * (1 + boost * graph.get(h.record.id, 0.0))}) for h in flat]
+    boosted.sort(key=lambda h: -h.score)
+    floor = boosted[-1].score if boosted else 1.0
+    tail = [SearchHit(record=e, tier="episodic", score=floor * graph[e.id] * 0.5) for e in extra]
+    return (boosted + tail)[:k]
