@@ -69,9 +69,11 @@ class LifecycleTierManager:
         min_cosine: float = 0.5,
         options: SearchOptions | None = None,
         record_access: bool = True,
+        now: datetime | None = None,
     ) -> list[SearchHit]:
         """Search the hot and warm records first; when fewer than ``enough`` of their hits reach
-        ``min_cosine``, search everything (cold included) instead. Hits count as accesses."""
+        ``min_cosine``, search everything (cold included) instead. The hits returned count as
+        accesses (at ``now``, default the current time) unless ``record_access=False``."""
         if enough < 1 or not 0 <= min_cosine <= 1:
             raise InvalidInputError("enough must be >= 1 and min_cosine in [0, 1]")
         base = SearchFilter(scope=as_scope(scope), tiers=tuple(tiers))
@@ -83,7 +85,7 @@ class LifecycleTierManager:
         if len(close) < enough:
             close = await self._engine.search(query, base, k, options=options)
         if record_access:
-            await self.access([h.record for h in close])
+            await self.access([h.record for h in close], now=now)
         return close
 
 

@@ -462,11 +462,12 @@ class SyncLifecycleTierManager:
         min_cosine: float = 0.5,
         options: SearchOptions | None = None,
         record_access: bool = True,
+        now: datetime | None = None,
     ) -> list[SearchHit]:
         return self._run(
             self._lifecycle.search(
                 scope, query, k, tiers=tiers, enough=enough, min_cosine=min_cosine, options=options,
-                record_access=record_access,
+                record_access=record_access, now=now,
             )
         )  # fmt: skip
 
