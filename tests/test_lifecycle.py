@@ -150,3 +150,15 @@ async def test_working_set_first_search_widens_only_when_it_must(memory_url: str
             await mem.lifecycle.search("alice", "cat", enough=0)
     finally:
         await mem.close()
+
+
+async def test_a_search_filter_can_keep_only_the_working_set(mem_on_both: Memory) -> None:
+    from mnemonite.models.search import SearchFilter
+
+    records = await _episodes(mem_on_both, 4)
+    await mem_on_both.lifecycle.access(records[1:2], now=NOW)
+    working = SearchFilter(scope=Scope(user="alice"), lifecycle=("hot", "warm"))
+    hits = await mem_on_both._engine.search("note number topic", working, 10)
+    assert [h.record.id for h in hits] == ["e1"]
+    cold = await mem_on_both._engine.search("note number topic", working.model_copy(update={"lifecycle": ("cold",)}))
+    assert sorted(h.record.id for h in cold) == ["e0", "e2", "e3"]
