@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -218,3 +219,28 @@ def test_sync_memory_delegates(memory_url: str) -> None:
         assert mem.concepts.versions("helper")[0].version == 1
         result = mem.concepts.query("helper", "how do asyncio coroutines work?")
         assert "Knowledge graph context" in mem.concepts.format_as_context(result)
+
+
+async def test_a_copy_to_postgres_keeps_the_graph_its_versions_and_the_tiers(tmp_path: Path, postgres_url: str) -> None:
+    from mnemonite.copy import copy_memory
+
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    mem = await Memory.open(config=MemoryConfig(url=source, index_in_background=False))
+    try:
+        events = await _said(mem, SESSION, PYTHON)
+        await mem.concepts.consolidate("helper", events, session="s1")
+        await mem.concepts.consolidate("helper", events, session="s1")
+        await mem.lifecycle.access([await mem.episodic.get(events[0].record_id or "")])
+        before = await mem.concepts.load_graph("helper")
+    finally:
+        await mem.close()
+    await copy_memory(source, postgres_url)
+    copied = await Memory.open(config=MemoryConfig(url=postgres_url, index_in_background=False))
+    try:
+        assert await copied.concepts.load_graph("helper") == before
+        assert [v.version for v in await copied.concepts.versions("helper")] == [2, 1]
+        assert (await copied.lifecycle.stats("alice")).warm == 1
+        again = await copied.concepts.consolidate("helper", events)
+        assert again is not None and again.version == 3 and not again.nodes_added  # vectors survived the copy
+    finally:
+        await copied.close()

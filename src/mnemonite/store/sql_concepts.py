@@ -90,7 +90,9 @@ async def _bump(db: Connection, merge: TopicMerge, now: str) -> int:
 
 async def _match(db: Connection, merge: TopicMerge) -> tuple[list[str], list[int]]:
     """Each concept's node: an existing one at cosine >= ``merge_at``, else a new one (index into concepts)."""
-    rows = list(await db.execute_fetchall("SELECT id, vector FROM concept_nodes WHERE agent_id = ?", (merge.agent,)))
+    rows = list(
+        await db.execute_fetchall("SELECT id, unit_vector FROM concept_nodes WHERE agent_id = ?", (merge.agent,))
+    )
     ids = [str(row[0]) for row in rows]
     matrix = _matrix([row[1] for row in rows], merge.vectors.shape[1])
     chosen: list[str] = []
@@ -114,7 +116,7 @@ async def _write_nodes(
     added = [chosen[i] for i in fresh]
     first = merge.schematic_at <= 1
     await db.executemany(
-        f"INSERT INTO concept_nodes ({_NODE_COLUMNS}, vector) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO concept_nodes ({_NODE_COLUMNS}, unit_vector) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)",
         [
             (chosen[i], merge.agent, merge.concepts[i].label, merge.concepts[i].description,
              "schematic" if first else "regular", merge.model, now, now, version, version,
@@ -229,7 +231,7 @@ async def load_graph(db: Connection, agent: str) -> MemoryGraph:
 
 async def concept_vectors(db: Connection, agent: str, dimensions: int) -> tuple[list[str], npt.NDArray[np.float32]]:
     rows = list(
-        await db.execute_fetchall("SELECT id, vector FROM concept_nodes WHERE agent_id = ? ORDER BY seq", (agent,))
+        await db.execute_fetchall("SELECT id, unit_vector FROM concept_nodes WHERE agent_id = ? ORDER BY seq", (agent,))
     )
     return [str(row[0]) for row in rows], _matrix([row[1] for row in rows], dimensions)
 

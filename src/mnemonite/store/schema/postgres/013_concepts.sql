@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS concept_nodes (
     frequency     INTEGER NOT NULL CHECK (frequency >= 1),
     category      TEXT    NOT NULL CHECK (category IN ('regular', 'schematic')),
     model         TEXT    NOT NULL,
-    vector        BYTEA   NOT NULL,          -- float32, L2-normalised
+    unit_vector   BYTEA   NOT NULL,          -- float32, L2-normalised (not "vector": that name is pgvector's column in copies)
     created_at    TEXT    NOT NULL,
     updated_at    TEXT    NOT NULL,
     first_version INTEGER NOT NULL,
