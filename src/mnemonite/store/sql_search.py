@@ -52,12 +52,22 @@ def where(db: Connection, kind: RecordKind, flt: SearchFilter, alias: str = "r")
     if kind == "fact":
         _fact_where(db, flt, alias, parts, params)
     if flt.lifecycle is not None:
-        parts.append(
-            f"COALESCE((SELECT t.tier FROM record_tiers t WHERE t.kind = ? AND t.record_id = {alias}.id), 'cold')"
-            f" IN ({', '.join('?' for _ in flt.lifecycle)})"
-        )
-        params += [kind, *flt.lifecycle]
+        _lifecycle_where(kind, flt.lifecycle, alias, parts, params)
     return " AND ".join(parts), params
+
+
+def _lifecycle_where(
+    kind: RecordKind, tiers: Sequence[str], alias: str, parts: list[str], params: list[object]
+) -> None:
+    """Records of ``tiers`` only, driven by the (small) set of records that have a tier row: no row is cold."""
+    kept = set(tiers)
+    named = sorted(kept - {"cold"}) if "cold" not in kept else sorted({"hot", "warm", "cold"} - kept)
+    marks = ", ".join("?" for _ in named) or "NULL"
+    negate = "NOT " if "cold" in kept else ""
+    parts.append(
+        f"{alias}.id {negate}IN (SELECT t.record_id FROM record_tiers t WHERE t.kind = ? AND t.tier IN ({marks}))"
+    )
+    params += [kind, *named]
 
 
 def _fact_where(db: Connection, flt: SearchFilter, alias: str, parts: list[str], params: list[object]) -> None:
