@@ -8,8 +8,16 @@ from pathlib import Path
 
 import mnemonite
 from mnemonite import Memory, SyncMemory
+from mnemonite.concepts import ConceptMemory
 from mnemonite.graph import GraphMemory
-from mnemonite.sync import SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
+from mnemonite.lifecycle import LifecycleTierManager
+from mnemonite.sync import (
+    SyncConceptMemory,
+    SyncEpisodicTier,
+    SyncGraphMemory,
+    SyncLifecycleTierManager,
+    SyncSemanticTier,
+)
 from mnemonite.tiers import EpisodicTier, SemanticTier
 
 PACKAGE = Path(mnemonite.__file__).parent
@@ -54,6 +62,8 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (EpisodicTier, SyncEpisodicTier),
         (SemanticTier, SyncSemanticTier),
         (GraphMemory, SyncGraphMemory),
+        (ConceptMemory, SyncConceptMemory),
+        (LifecycleTierManager, SyncLifecycleTierManager),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 
