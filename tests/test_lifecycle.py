@@ -95,11 +95,11 @@ async def test_concurrent_accesses_are_all_counted(mem_on_both: Memory) -> None:
 
 async def test_sweeps_racing_accesses_lose_no_access(mem_on_both: Memory) -> None:
     mem = mem_on_both
-    records = await _episodes(mem, 6)
+    records = await _episodes(mem, 30)
     late = NOW + timedelta(hours=3)
     await mem.lifecycle.access(records, now=NOW)
-    work = [mem.lifecycle.access(records, now=late + timedelta(seconds=i)) for i in range(3)]
-    work += [mem.lifecycle.sweep(now=late + timedelta(minutes=5)) for _ in range(3)]
+    work = [mem.lifecycle.access(records[i % 2 :: 2], now=late + timedelta(seconds=i)) for i in range(6)]
+    work += [mem.lifecycle.sweep(now=late + timedelta(minutes=5)) for _ in range(6)]
     await asyncio.gather(*work)
     tiers = await mem.lifecycle.tiers("episode", [r.id for r in records])
     # four accesses each (the last three within the hour before every sweep): a sweep may only demote

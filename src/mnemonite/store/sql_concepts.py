@@ -270,7 +270,7 @@ async def access(
         [(kind, record, user, now, now) for record, user in records],
     )
     ids = sorted({record for record, _ in records})
-    lock = " ORDER BY record_id FOR UPDATE" if is_postgres(db) else ""
+    lock = " ORDER BY record_id FOR UPDATE" if is_postgres(db) else ""  # the order `sweep` locks in
     rows = await db.execute_fetchall(
         f"SELECT kind, record_id, tier, accesses, changed_at FROM record_tiers WHERE kind = ?"
         f" AND record_id IN ({', '.join('?' for _ in ids)}){lock}",
@@ -287,20 +287,26 @@ async def access(
 
 
 async def sweep(db: Connection, user: str | None, windows: LifecycleWindows, moment: datetime) -> SweepReport:
-    """HOT -> WARM after ``hot_ttl`` without access, WARM -> COLD after ``window`` without any."""
+    """HOT -> WARM after ``hot_ttl`` without access, WARM -> COLD after ``window`` without any.
+
+    On PostgreSQL the rows are locked in key order first, as `access` locks them, so a sweep and an
+    access never wait on each other in a cycle; a row an access touched meanwhile no longer qualifies.
+    """
     now = to_text(moment)
+    hot = await _demote(db, "hot", "warm", "", user, to_text(moment - windows.hot_ttl), now)
+    cold = await _demote(db, "warm", "cold", ", accesses = '[]'", user, to_text(moment - windows.window), now)
+    return SweepReport(hot_to_warm=hot, warm_to_cold=cold, at=moment)
+
+
+async def _demote(db: Connection, tier: str, to: str, reset: str, user: str | None, before: str, now: str) -> int:
     who, params = ("", []) if user is None else (" AND user_id = ?", [user])
+    lock = " ORDER BY kind, record_id FOR UPDATE" if is_postgres(db) else ""
     cursor = await db.execute(
-        f"UPDATE record_tiers SET tier = 'warm', changed_at = ? WHERE tier = 'hot' AND last_accessed_at < ?{who}",
-        (now, to_text(moment - windows.hot_ttl), *params),
+        f"UPDATE record_tiers SET tier = ?, changed_at = ?{reset} WHERE (kind, record_id) IN (SELECT kind, record_id"
+        f" FROM record_tiers WHERE tier = ? AND last_accessed_at < ?{who}{lock})",
+        (to, now, tier, before, *params),
     )
-    hot = cursor.rowcount
-    cursor = await db.execute(
-        "UPDATE record_tiers SET tier = 'cold', accesses = '[]', changed_at = ?"
-        f" WHERE tier = 'warm' AND last_accessed_at < ?{who}",
-        (now, to_text(moment - windows.window), *params),
-    )
-    return SweepReport(hot_to_warm=hot, warm_to_cold=cursor.rowcount, at=moment)
+    return int(cursor.rowcount)
 
 
 async def stats(db: Connection, user: str) -> TierStats:
