@@ -244,3 +244,19 @@ async def test_a_copy_to_postgres_keeps_the_graph_its_versions_and_the_tiers(tmp
         assert again is not None and again.version == 3 and not again.nodes_added  # vectors survived the copy
     finally:
         await copied.close()
+
+
+async def test_an_episode_purge_reaches_the_concepts_and_tiers_derived_from_it(mem: Memory) -> None:
+    put = mem.episodic.put
+    one = await put(Episode(content="my secret diagnosis is asthma"), user="alice", session="s1", agent="helper")
+    two = await put(Episode(content="weekend hiking trails nearby"), user="alice", session="s1", agent="helper")
+    await mem.concepts.consolidate("helper", [EventNode(text=one.content, record_id=one.id)])
+    shared = [EventNode(text="weekend hiking trails", record_id=i) for i in (one.id, two.id)]
+    await mem.concepts.consolidate("helper", shared)
+    await mem.lifecycle.access([one, two])
+    await mem.episodic.purge(one.id, reason="privacy request")
+    graph = await mem.concepts.load_graph("helper")
+    assert graph.nodes and not any("diagnosis" in n.label or "asthma" in n.label for n in graph.nodes.values())
+    assert all(n.sources == (two.id,) and n.description == n.label for n in graph.nodes.values())
+    assert await mem.lifecycle.tiers("episode", [one.id, two.id]) == {one.id: "cold", two.id: "warm"}
+    assert (await mem.lifecycle.stats("alice")).total == 1

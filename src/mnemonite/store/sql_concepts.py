@@ -27,7 +27,7 @@ from mnemonite.models.search import RecordKind
 from mnemonite.store.rows import dumps
 from mnemonite.store.sql import Connection, is_postgres
 
-__all__ = ["ConceptMethods", "Promotion"]
+__all__ = ["ConceptMethods", "Promotion", "forget_records"]
 
 Promotion = Callable[[TierRow], TierRow]
 _NODE_COLUMNS = (
@@ -333,6 +333,30 @@ async def tiers_of(db: Connection, kind: RecordKind, ids: Sequence[str]) -> dict
         )
         found.update((str(r[0]), r[1]) for r in rows)
     return {record: found.get(record, "cold") for record in ids}
+
+
+async def forget_records(db: Connection, kind: RecordKind, record_ids: Sequence[str]) -> None:
+    """A purge of these records reaches what was derived from them (inside the purge's transaction):
+    their tier rows and concept sources go; a concept only they taught goes with its edges; a concept
+    others taught too keeps its label but no longer the sentence it was described by."""
+    for start in range(0, len(record_ids), 500):
+        chunk = list(record_ids[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        await db.execute(f"DELETE FROM record_tiers WHERE kind = ? AND record_id IN ({marks})", (kind, *chunk))
+        if kind != "episode":
+            continue
+        touched = [str(r[0]) for r in await db.execute_fetchall(
+            f"SELECT DISTINCT node_id FROM concept_sources WHERE record_id IN ({marks})", chunk
+        )]  # fmt: skip
+        await db.execute(f"DELETE FROM concept_sources WHERE record_id IN ({marks})", chunk)
+        if touched:
+            nodes = ", ".join("?" for _ in touched)
+            await db.execute(
+                f"DELETE FROM concept_nodes WHERE id IN ({nodes})"
+                " AND NOT EXISTS (SELECT 1 FROM concept_sources s WHERE s.node_id = concept_nodes.id)",
+                touched,
+            )
+            await db.execute(f"UPDATE concept_nodes SET description = label WHERE id IN ({nodes})", touched)
 
 
 class ConceptMethods:
