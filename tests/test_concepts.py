@@ -260,3 +260,13 @@ async def test_an_episode_purge_reaches_the_concepts_and_tiers_derived_from_it(m
     assert all(n.sources == (two.id,) and n.description == n.label for n in graph.nodes.values())
     assert await mem.lifecycle.tiers("episode", [one.id, two.id]) == {one.id: "cold", two.id: "warm"}
     assert (await mem.lifecycle.stats("alice")).total == 1
+
+
+async def test_graph_queries_while_the_graph_grows(mem: Memory) -> None:
+    await mem.concepts.consolidate("helper", [EventNode(text="garden tomatoes and basil")])
+    topics = [f"garden topic number {i} with compost bins and worms {i}" for i in range(5)]
+    work = [mem.concepts.consolidate("helper", [EventNode(text=t)]) for t in topics]
+    work += [mem.concepts.query("helper", "how do I grow tomatoes in the garden?") for _ in range(5)]
+    done = await asyncio.gather(*work)
+    assert all(not r.empty for r in done[5:])  # type: ignore[union-attr]
+    assert (await mem.concepts.load_graph("helper")).version == 6

@@ -60,7 +60,7 @@ class GraphRetriever:
         return format_as_context(result)
 
     def _walk(self, graph: MemoryGraph, ids: list[str], cosine: np.ndarray) -> dict[str, ScoredConcept]:
-        order = np.argsort(-cosine)[: self.seeds]
+        order = [i for i in np.argsort(-cosine) if ids[i] in graph.nodes][: self.seeds]  # nodes added meanwhile wait
         reached = {
             ids[i]: ScoredConcept(node=graph.nodes[ids[i]], score=float(cosine[i]), depth=0)
             for i in order
