@@ -254,7 +254,11 @@ async def test_an_episode_purge_reaches_the_concepts_and_tiers_derived_from_it(m
     shared = [EventNode(text="weekend hiking trails", record_id=i) for i in (one.id, two.id)]
     await mem.concepts.consolidate("helper", shared)
     await mem.lifecycle.access([one, two])
+    before = await mem.concepts.query("helper", "what is the diagnosis?", top_k=10)  # the retriever caches the graph
+    assert any("diagnosis" in s.node.label for s in before.concepts)
     await mem.episodic.purge(one.id, reason="privacy request")
+    after = await mem.concepts.query("helper", "what is the diagnosis?", top_k=10)
+    assert not any("diagnosis" in s.node.label or "asthma" in s.node.description for s in after.concepts)
     graph = await mem.concepts.load_graph("helper")
     assert graph.nodes and not any("diagnosis" in n.label or "asthma" in n.label for n in graph.nodes.values())
     assert all(n.sources == (two.id,) and n.description == n.label for n in graph.nodes.values())

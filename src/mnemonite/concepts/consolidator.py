@@ -83,6 +83,10 @@ class SemanticConsolidator:
         """The agent's graph: nodes by id, edges, version (0 and empty before its first consolidation)."""
         return await self._store.concept_graph(agent)
 
+    async def head(self, agent: str) -> tuple[int, str] | None:
+        """The agent's graph version and the time it last changed (None: no graph yet); one small read."""
+        return await self._store.concept_head(agent)
+
     async def versions(self, agent: str, limit: int = 100) -> list[GraphVersion]:
         """The agent's consolidations, newest first: what each added and merged."""
         return await self._store.concept_versions(agent, limit)

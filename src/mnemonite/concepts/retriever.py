@@ -14,6 +14,8 @@ from mnemonite.models.concepts import ConceptNode, GraphResult, MemoryGraph, Rel
 __all__ = ["GraphRetriever", "format_as_context"]
 
 HOP_DECAY = 0.5  # a neighbour counts half its parent: one hop away is related, not the answer
+CACHED_GRAPHS = 32  # agents whose graph (nodes, edges, vectors) a retriever keeps between queries
+Loaded = tuple[tuple[int, str], MemoryGraph, list[str], np.ndarray]
 
 
 class GraphRetriever:
@@ -36,17 +38,19 @@ class GraphRetriever:
         self.seeds = seeds
         self.min_cosine = check_unit("min_cosine", min_cosine)
         self.depth = depth
+        self._cache: dict[str, Loaded] = {}
 
     async def query(self, agent: str, question: str, top_k: int = 5) -> GraphResult:
         """The ``top_k`` concepts of ``agent``'s graph that bear on ``question``, and the edges among them."""
         if not isinstance(question, str) or not question.strip() or top_k < 1:
             raise InvalidInputError("a graph query needs a non-empty question and top_k >= 1")
-        graph = await self.consolidator.load_graph(agent)
-        if not graph.nodes:
-            return GraphResult(agent=agent, question=question, version=graph.version, concepts=[], edges=[])
+        loaded = await self._load(agent)
+        if loaded is None or not loaded[1].nodes:
+            version = 0 if loaded is None else loaded[1].version
+            return GraphResult(agent=agent, question=question, version=version, concepts=[], edges=[])
+        _, graph, ids, matrix = loaded
         if graph.model != self.embedder.model:
             raise EmbedderMismatchError(f"agent {agent!r}'s concept graph holds {graph.model!r} vectors")
-        ids, matrix = await self.consolidator.vectors(agent, self.embedder.dimensions)
         cosine = matrix @ await embed_query(self.embedder, question)
         reached = self._walk(graph, ids, cosine)
         ranked = sorted(reached.values(), key=lambda s: (s.node.category != "schematic", -s.score, s.node.label))
@@ -58,6 +62,21 @@ class GraphRetriever:
     def format_as_context(self, result: GraphResult) -> str:
         """`format_as_context` (kept on the retriever too, as the spec calls it)."""
         return format_as_context(result)
+
+    async def _load(self, agent: str) -> Loaded | None:
+        """The agent's graph and vectors, read again only when a consolidation or a purge changed it."""
+        head = await self.consolidator.head(agent)
+        if head is None:
+            return None
+        cached = self._cache.get(agent)
+        if cached is not None and cached[0] == head:
+            return cached
+        graph = await self.consolidator.load_graph(agent)
+        ids, matrix = await self.consolidator.vectors(agent, self.embedder.dimensions)
+        if len(self._cache) >= CACHED_GRAPHS:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[agent] = (head, graph, ids, matrix)
+        return self._cache[agent]
 
     def _walk(self, graph: MemoryGraph, ids: list[str], cosine: np.ndarray) -> dict[str, ScoredConcept]:
         order = [i for i in np.argsort(-cosine) if ids[i] in graph.nodes][: self.seeds]  # nodes added meanwhile wait

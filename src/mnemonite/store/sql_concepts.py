@@ -236,6 +236,13 @@ async def concept_vectors(db: Connection, agent: str, dimensions: int) -> tuple[
     return [str(row[0]) for row in rows], _matrix([row[1] for row in rows], dimensions)
 
 
+async def head(db: Connection, agent: str) -> tuple[int, str] | None:
+    """The agent's graph version and when it last changed (a consolidation or a purge), if it has a graph."""
+    cursor = await db.execute("SELECT version, updated_at FROM concept_graphs WHERE agent_id = ?", (agent,))
+    row = await cursor.fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
 async def versions(db: Connection, agent: str, limit: int) -> list[GraphVersion]:
     rows = await db.execute_fetchall(
         f"SELECT {_VERSION_COLUMNS} FROM concept_versions WHERE agent_id = ? ORDER BY version DESC LIMIT ?",
@@ -351,6 +358,11 @@ async def forget_records(db: Connection, kind: RecordKind, record_ids: Sequence[
         await db.execute(f"DELETE FROM concept_sources WHERE record_id IN ({marks})", chunk)
         if touched:
             nodes = ", ".join("?" for _ in touched)
+            await db.execute(  # readers that cache a graph see it changed
+                "UPDATE concept_graphs SET updated_at = ? WHERE agent_id IN"
+                f" (SELECT DISTINCT agent_id FROM concept_nodes WHERE id IN ({nodes}))",
+                (to_text(utcnow()), *touched),
+            )
             await db.execute(
                 f"DELETE FROM concept_nodes WHERE id IN ({nodes})"
                 " AND NOT EXISTS (SELECT 1 FROM concept_sources s WHERE s.node_id = concept_nodes.id)",
@@ -379,6 +391,10 @@ class ConceptMethods:
     async def concept_vectors(self, agent: str, dimensions: int) -> tuple[list[str], npt.NDArray[np.float32]]:
         async with self._sql_read() as db:
             return await concept_vectors(db, agent, dimensions)
+
+    async def concept_head(self, agent: str) -> tuple[int, str] | None:
+        async with self._sql_read() as db:
+            return await head(db, agent)
 
     async def concept_versions(self, agent: str, limit: int = 100) -> list[GraphVersion]:
         async with self._sql_read() as db:
