@@ -11,14 +11,11 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
-# -- concept graph, lifecycle tiers, routing --
-from mnemonite.concepts import ConceptMemory, EventGraph
 from mnemonite.config import MemoryConfig
 from mnemonite.embedding.base import Embedder
 from mnemonite.embedding.indexer import IndexProgress
 from mnemonite.graph import GraphMemory
 from mnemonite.judge import ConflictJudge
-from mnemonite.lifecycle import LifecycleTierManager
 from mnemonite.memory import _DEFAULT, Memory, Progress
 from mnemonite.models import (
     ConsolidationRule,
@@ -32,7 +29,6 @@ from mnemonite.models import (
     RuleState,
     StoreHealth,
 )
-from mnemonite.models.concepts import EventNode, GraphResult, GraphVersion, MemoryGraph, SemanticShiftEvent
 from mnemonite.models.conflict import ConflictDecision, PurgeRecord
 from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
 from mnemonite.models.graph import (
@@ -45,17 +41,13 @@ from mnemonite.models.graph import (
     RecallOptions,
     ScoredFact,
 )
-from mnemonite.models.lifecycle import LifecycleTier, SweepReport, TierRow, TierStats
-from mnemonite.models.search import (
-    RecordKind,
-    SearchHit,
-    Tier,
-)
+from mnemonite.models.search import SearchHit, Tier
 from mnemonite.salience import SalienceContext, SalienceScorer
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
 from mnemonite.search.routing import Route, RoutedSearch
 from mnemonite.store.sql_ids import IdKind
+from mnemonite.sync_concepts import SyncConceptMemory, SyncLifecycleTierManager
 from mnemonite.tiers import EpisodicTier, SalientEpisode, SemanticTier
 
 __all__ = ["SyncMemory"]
@@ -394,82 +386,6 @@ class SyncGraphMemory:
 
     def stats(self, scope: Scope) -> GraphStats:
         return self._run(self._graph.stats(scope))
-
-
-class SyncConceptMemory:
-    """Blocking ``mem.concepts``."""
-
-    def __init__(self, concepts: ConceptMemory, loop: _Loop) -> None:
-        self._concepts, self._run = concepts, loop.run
-
-    def observe(self, scope: Scope, event: EventNode) -> SemanticShiftEvent | None:
-        return self._run(self._concepts.observe(scope, event))
-
-    def observe_many(self, scope: Scope, events: Sequence[EventNode]) -> list[SemanticShiftEvent | None]:
-        return self._run(self._concepts.observe_many(scope, events))
-
-    def flush(self, scope: Scope) -> GraphVersion | None:
-        return self._run(self._concepts.flush(scope))
-
-    def event_graph(self, scope: Scope) -> EventGraph | None:
-        return self._concepts.event_graph(scope)
-
-    def consolidate(
-        self, agent: str, events: Sequence[EventNode], *, session: str | None = None
-    ) -> GraphVersion | None:
-        return self._run(self._concepts.consolidate(agent, events, session=session))
-
-    def load_graph(self, agent: str) -> MemoryGraph:
-        return self._run(self._concepts.load_graph(agent))
-
-    def versions(self, agent: str, *, limit: int = 100) -> list[GraphVersion]:
-        return self._run(self._concepts.versions(agent, limit=limit))
-
-    def query(self, agent: str, question: str, top_k: int = 5) -> GraphResult:
-        return self._run(self._concepts.query(agent, question, top_k))
-
-    def format_as_context(self, result: GraphResult) -> str:
-        return self._concepts.format_as_context(result)
-
-
-class SyncLifecycleTierManager:
-    """Blocking ``mem.lifecycle``."""
-
-    def __init__(self, lifecycle: LifecycleTierManager, loop: _Loop) -> None:
-        self._lifecycle, self._run = lifecycle, loop.run
-        self.windows = lifecycle.windows
-
-    def access(self, records: Sequence[Episode | Fact], *, now: datetime | None = None) -> list[TierRow]:
-        return self._run(self._lifecycle.access(records, now=now))
-
-    def sweep(self, scope: Scope | str | None = None, *, now: datetime | None = None) -> SweepReport:
-        return self._run(self._lifecycle.sweep(scope, now=now))
-
-    def stats(self, scope: Scope | str) -> TierStats:
-        return self._run(self._lifecycle.stats(scope))
-
-    def tiers(self, kind: RecordKind, ids: Sequence[str]) -> dict[str, LifecycleTier]:
-        return self._run(self._lifecycle.tiers(kind, ids))
-
-    def search(
-        self,
-        scope: Scope | str,
-        query: str,
-        k: int = 10,
-        *,
-        tiers: Sequence[Tier] = ("episodic", "semantic"),
-        enough: int = 1,
-        min_cosine: float = 0.5,
-        options: SearchOptions | None = None,
-        record_access: bool = True,
-        now: datetime | None = None,
-    ) -> list[SearchHit]:
-        return self._run(
-            self._lifecycle.search(
-                scope, query, k, tiers=tiers, enough=enough, min_cosine=min_cosine, options=options,
-                record_access=record_access, now=now,
-            )
-        )  # fmt: skip
 
 
 class SyncMemory:
