@@ -272,8 +272,8 @@ class Memory:
         agent: str | None = None,
     ) -> RoutedSearch:
         """Retrieval routed by the query (see `mnemonite.search.routing`): SEQUENTIAL (the newest
-        episodes), GRAPH (the concept graph of ``agent``, default the scope's, fused with flat
-        search; flat when the graph gives nothing) or FLAT (`search`). The result says which and why."""
+        episodes), GRAPH (flat search re-ranked by the concept graph of ``agent``, default the scope's;
+        flat when the graph gives nothing) or FLAT (`search`). The result says which and why."""
         routed = await self._router.retrieve(as_scope(scope), query, k, route=route, agent=agent)
         await self._accessed(routed.hits)
         return routed

@@ -6,8 +6,8 @@ longer than 80 characters -> GRAPH (the concept graph); anything else -> FLAT (h
 GRAPH falls back to FLAT when the graph gives nothing. Two guards, measured on LoCoMo
 (``bench/locomo.py``), keep the router from losing what flat search finds: a sequential cue
 counts only when the query names nothing else ("what did we discuss last time?", not "what did
-Caroline paint before the trip?"), and the GRAPH route fuses the graph's records into the flat
-ranking instead of replacing it.
+Caroline paint before the trip?"), and the GRAPH route boosts the flat hits the graph's concepts
+point at (score x (1 + 0.1 x their pull)) instead of replacing flat search.
 """
 
 from __future__ import annotations
