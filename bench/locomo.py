@@ -205,7 +205,7 @@ async def _concept_graphs(mem: Memory, data: list[dict[str, Any]], variant: str)
             stats["sessions"] += 1
             n += 1
         stats["seconds"] += time.perf_counter() - started
-        graph = await concepts.load_graph(agent)
+        graph = await concepts.load_graph(Scope(user=sample["sample_id"], agent=agent))
         schematic = sum(node.category == "schematic" for node in graph.nodes.values())
         stats["per"][sample["sample_id"]] = (len(graph.nodes), schematic, len(graph.edges), graph.version)
     return stats

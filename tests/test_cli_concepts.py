@@ -25,7 +25,7 @@ def _memory(path: Path) -> str:
         for i, text in enumerate(texts):
             mem.episodic.put(Episode(id=f"k{i}", content=text), user="alice", session="s1", agent="a")
         for _ in range(5):
-            mem.concepts.consolidate("a", [EventNode(text=t, record_id=f"k{i}") for i, t in enumerate(texts)])
+            mem.concepts.consolidate(scope, [EventNode(text=t, record_id=f"k{i}") for i, t in enumerate(texts)])
         mem.concepts.observe(scope, EventNode(text="a message"))
         mem.lifecycle.access([mem.episodic.get("k0")])
     return url
@@ -39,13 +39,13 @@ def _run(*args: str) -> str:
 
 def test_concepts_show_and_version(tmp_path: Path) -> None:
     url = _memory(tmp_path / "m.db")
-    shown = json.loads(_run("concepts", "show", "-a", "a", "--json", "--db", url))
+    shown = json.loads(_run("concepts", "show", "-u", "alice", "-a", "a", "--json", "--db", url))
     assert shown and shown[0]["category"] == "schematic" and shown[0]["frequency"] == 5 and shown[0]["records"] == 2
-    assert "version 5" in _run("concepts", "show", "-a", "a", "--db", url)
-    versions = json.loads(_run("concepts", "version", "-a", "a", "--json", "--db", url))
+    assert "version 5" in _run("concepts", "show", "-u", "alice", "-a", "a", "--db", url)
+    versions = json.loads(_run("concepts", "version", "-u", "alice", "-a", "a", "--json", "--db", url))
     assert [v["version"] for v in versions] == [5, 4, 3, 2, 1]
-    assert "version 0" in _run("concepts", "version", "-a", "nobody", "--db", url)
-    context = _run("concepts", "query", "how do kubernetes deployments work?", "-a", "a", "--db", url)
+    assert "version 0" in _run("concepts", "version", "-u", "bob", "-a", "a", "--db", url)
+    context = _run("concepts", "query", "how do kubernetes deployments work?", "-u", "alice", "-a", "a", "--db", url)
     assert "Knowledge graph context" in context and "[core concept]" in context
 
 
@@ -76,6 +76,6 @@ def test_route_choices_match_the_library() -> None:
 
 def test_reading_commands_do_not_create_a_database(tmp_path: Path) -> None:
     missing = tmp_path / "none.db"
-    for args in (["concepts", "show", "-a", "a"], ["lifecycle", "stats", "-u", "u"], ["lifecycle", "sweep"]):
+    for args in (["concepts", "show", "-u", "u", "-a", "a"], ["lifecycle", "stats", "-u", "u"], ["lifecycle", "sweep"]):
         assert runner.invoke(app, [*args, "--db", str(missing)]).exit_code == 1
     assert not missing.exists()

@@ -31,6 +31,7 @@ from mnemonite.concepts import (
 from mnemonite.embedding.base import BatchEmbedder, Vectors
 
 SESSION = Scope(user="alice", session="s1", agent="helper")
+HELPER = Scope(user="alice", agent="helper")
 PYTHON = [
     "I am writing Python async code with asyncio event loops",
     "the asyncio event loop runs my Python async coroutines",
@@ -63,7 +64,7 @@ async def test_a_change_of_topic_consolidates_the_finished_one_first(mem: Memory
     python = await _said(mem, SESSION, PYTHON)
     shifts = [await mem.concepts.observe(SESSION, e) for e in python]
     assert shifts == [None, None, None]
-    assert (await mem.concepts.load_graph("helper")).version == 0  # nothing is stored inside a topic
+    assert (await mem.concepts.load_graph(HELPER)).version == 0  # nothing is stored inside a topic
     graph = mem.concepts.event_graph(SESSION)
     assert graph is not None and graph.edges == [(python[0].id, python[1].id), (python[1].id, python[2].id)]
 
@@ -71,7 +72,7 @@ async def test_a_change_of_topic_consolidates_the_finished_one_first(mem: Memory
     shift = await mem.concepts.observe(SESSION, database[0])
     assert shift is not None and shift.distance > 0.30 and shift.version == 1
     assert shift.events == tuple(e.id for e in python)
-    stored = await mem.concepts.load_graph("helper")
+    stored = await mem.concepts.load_graph(HELPER)
     assert stored.version == 1
     labels = {n.label for n in stored.nodes.values()}
     assert any("async" in label or "asyncio" in label for label in labels)
@@ -82,25 +83,25 @@ async def test_a_change_of_topic_consolidates_the_finished_one_first(mem: Memory
     version = await mem.concepts.flush(SESSION)
     assert version is not None and version.version == 2 and version.session == "s1"
     assert mem.concepts.event_graph(SESSION) is None
-    audit = await mem.concepts.versions("helper")
+    audit = await mem.concepts.versions(HELPER)
     assert [v.version for v in audit] == [2, 1]
     assert audit[1].shift_distance == pytest.approx(shift.distance, abs=1e-6)
-    after = await mem.concepts.load_graph("helper")
+    after = await mem.concepts.load_graph(HELPER)
     assert any(e.relation == "precedes" for e in after.edges)  # the Python topic precedes the database one
 
 
 async def test_a_concept_seen_again_is_counted_not_duplicated_and_becomes_schematic(mem: Memory) -> None:
     topic = [EventNode(text="rate limiting for the public API gateway")]
-    first = await mem.concepts.consolidate("helper", topic)
+    first = await mem.concepts.consolidate(HELPER, topic)
     assert first is not None and first.nodes_added and not first.nodes_merged
-    nodes = len((await mem.concepts.load_graph("helper")).nodes)
+    nodes = len((await mem.concepts.load_graph(HELPER)).nodes)
     for _ in range(4):
-        again = await mem.concepts.consolidate("helper", topic)
+        again = await mem.concepts.consolidate(HELPER, topic)
         assert again is not None and not again.nodes_added and set(again.nodes_merged) == set(first.nodes_added)
-    graph = await mem.concepts.load_graph("helper")
+    graph = await mem.concepts.load_graph(HELPER)
     assert len(graph.nodes) == nodes and graph.version == 5
     assert all(n.frequency == 5 and n.metadata["category"] == "schematic" for n in graph.nodes.values())
-    result = await mem.concepts.query("helper", "how does rate limiting work?")
+    result = await mem.concepts.query(HELPER, "how does rate limiting work?")
     assert result.concepts and result.concepts[0].node.category == "schematic"
     text = format_as_context(result)
     assert text.startswith("Knowledge graph context:") and "[core concept]" in text
@@ -108,9 +109,9 @@ async def test_a_concept_seen_again_is_counted_not_duplicated_and_becomes_schema
 
 async def test_schematic_concepts_are_surfaced_first(mem: Memory) -> None:
     for _ in range(5):
-        await mem.concepts.consolidate("helper", [EventNode(text="kubernetes deployments")])
-    await mem.concepts.consolidate("helper", [EventNode(text="helm charts, kubernetes deployments")])
-    result = await mem.concepts.query("helper", "helm charts", top_k=5)
+        await mem.concepts.consolidate(HELPER, [EventNode(text="kubernetes deployments")])
+    await mem.concepts.consolidate(HELPER, [EventNode(text="helm charts, kubernetes deployments")])
+    result = await mem.concepts.query(HELPER, "helm charts", top_k=5)
     categories = [s.node.category for s in result.concepts]
     assert categories[0] == "schematic" and "regular" in categories
     assert categories == sorted(categories, key=lambda c: c != "schematic")
@@ -118,17 +119,17 @@ async def test_schematic_concepts_are_surfaced_first(mem: Memory) -> None:
 
 async def test_concurrent_consolidations_of_one_graph_never_repeat_or_skip_a_version(mem: Memory) -> None:
     topic = [EventNode(text="vector database indexing with HNSW graphs")]
-    done = await asyncio.gather(*(mem.concepts.consolidate("helper", topic) for _ in range(8)))
+    done = await asyncio.gather(*(mem.concepts.consolidate(HELPER, topic) for _ in range(8)))
     assert sorted(v.version for v in done if v is not None) == list(range(1, 9))
-    audit = await mem.concepts.versions("helper")
+    audit = await mem.concepts.versions(HELPER)
     assert sorted(v.version for v in audit) == list(range(1, 9))
-    graph = await mem.concepts.load_graph("helper")
+    graph = await mem.concepts.load_graph(HELPER)
     assert graph.version == 8
     assert {n.frequency for n in graph.nodes.values()} == {8}  # merged every time: nothing lost, no duplicate
 
 
 async def test_graph_query_without_a_graph_is_empty(mem: Memory) -> None:
-    result = await mem.concepts.query("nobody", "how does anything relate?")
+    result = await mem.concepts.query(Scope(user="alice", agent="nobody"), "how does anything relate?")
     assert result.empty and result.version == 0 and format_as_context(result) == ""
 
 
@@ -174,12 +175,12 @@ class _OtherModel(BatchEmbedder):
 
 
 async def test_consolidating_with_another_model_than_the_graph_is_refused(mem: Memory) -> None:
-    await mem.concepts.consolidate("helper", [EventNode(text="solar panels on the roof")])
+    await mem.concepts.consolidate(HELPER, [EventNode(text="solar panels on the roof")])
     other = SemanticConsolidator(mem._store, _OtherModel())
     with pytest.raises(EmbedderMismatchError):
-        await other.consolidate("helper", [EventNode(text="wind turbines")])
-    graph = await mem.concepts.load_graph("helper")
-    assert graph.version == 1 and [v.version for v in await mem.concepts.versions("helper")] == [1]
+        await other.consolidate("alice", "helper", [EventNode(text="wind turbines")])
+    graph = await mem.concepts.load_graph(HELPER)
+    assert graph.version == 1 and [v.version for v in await mem.concepts.versions(HELPER)] == [1]
 
 
 async def test_events_need_a_full_scope(mem: Memory) -> None:
@@ -188,8 +189,8 @@ async def test_events_need_a_full_scope(mem: Memory) -> None:
 
 
 async def test_a_topic_naming_nothing_writes_no_version(mem: Memory) -> None:
-    assert await mem.concepts.consolidate("helper", [EventNode(text="oh yes, and then it was so")]) is None
-    assert (await mem.concepts.load_graph("helper")).version == 0
+    assert await mem.concepts.consolidate(HELPER, [EventNode(text="oh yes, and then it was so")]) is None
+    assert (await mem.concepts.load_graph(HELPER)).version == 0
 
 
 async def test_without_an_embedder_the_concept_graph_says_so(memory_url: str) -> None:
@@ -215,9 +216,9 @@ def test_sync_memory_delegates(memory_url: str) -> None:
         for text in PYTHON:
             mem.concepts.observe(SESSION, EventNode(text=text))
         version = mem.concepts.flush(SESSION)
-        assert version is not None and mem.concepts.load_graph("helper").version == 1
-        assert mem.concepts.versions("helper")[0].version == 1
-        result = mem.concepts.query("helper", "how do asyncio coroutines work?")
+        assert version is not None and mem.concepts.load_graph(HELPER).version == 1
+        assert mem.concepts.versions(HELPER)[0].version == 1
+        result = mem.concepts.query(HELPER, "how do asyncio coroutines work?")
         assert "Knowledge graph context" in mem.concepts.format_as_context(result)
 
 
@@ -228,19 +229,19 @@ async def test_a_copy_to_postgres_keeps_the_graph_its_versions_and_the_tiers(tmp
     mem = await Memory.open(config=MemoryConfig(url=source, index_in_background=False))
     try:
         events = await _said(mem, SESSION, PYTHON)
-        await mem.concepts.consolidate("helper", events, session="s1")
-        await mem.concepts.consolidate("helper", events, session="s1")
+        await mem.concepts.consolidate(SESSION, events)
+        await mem.concepts.consolidate(SESSION, events)
         await mem.lifecycle.access([await mem.episodic.get(events[0].record_id or "")])
-        before = await mem.concepts.load_graph("helper")
+        before = await mem.concepts.load_graph(HELPER)
     finally:
         await mem.close()
     await copy_memory(source, postgres_url)
     copied = await Memory.open(config=MemoryConfig(url=postgres_url, index_in_background=False))
     try:
-        assert await copied.concepts.load_graph("helper") == before
-        assert [v.version for v in await copied.concepts.versions("helper")] == [2, 1]
+        assert await copied.concepts.load_graph(HELPER) == before
+        assert [v.version for v in await copied.concepts.versions(HELPER)] == [2, 1]
         assert (await copied.lifecycle.stats("alice")).warm == 1
-        again = await copied.concepts.consolidate("helper", events)
+        again = await copied.concepts.consolidate(HELPER, events)
         assert again is not None and again.version == 3 and not again.nodes_added  # vectors survived the copy
     finally:
         await copied.close()
@@ -250,16 +251,16 @@ async def test_an_episode_purge_reaches_the_concepts_and_tiers_derived_from_it(m
     put = mem.episodic.put
     one = await put(Episode(content="my secret diagnosis is asthma"), user="alice", session="s1", agent="helper")
     two = await put(Episode(content="weekend hiking trails nearby"), user="alice", session="s1", agent="helper")
-    await mem.concepts.consolidate("helper", [EventNode(text=one.content, record_id=one.id)])
+    await mem.concepts.consolidate(HELPER, [EventNode(text=one.content, record_id=one.id)])
     shared = [EventNode(text="weekend hiking trails", record_id=i) for i in (one.id, two.id)]
-    await mem.concepts.consolidate("helper", shared)
+    await mem.concepts.consolidate(HELPER, shared)
     await mem.lifecycle.access([one, two])
-    before = await mem.concepts.query("helper", "what is the diagnosis?", top_k=10)  # the retriever caches the graph
+    before = await mem.concepts.query(HELPER, "what is the diagnosis?", top_k=10)  # the retriever caches the graph
     assert any("diagnosis" in s.node.label for s in before.concepts)
     await mem.episodic.purge(one.id, reason="privacy request")
-    after = await mem.concepts.query("helper", "what is the diagnosis?", top_k=10)
+    after = await mem.concepts.query(HELPER, "what is the diagnosis?", top_k=10)
     assert not any("diagnosis" in s.node.label or "asthma" in s.node.description for s in after.concepts)
-    graph = await mem.concepts.load_graph("helper")
+    graph = await mem.concepts.load_graph(HELPER)
     assert graph.nodes and not any("diagnosis" in n.label or "asthma" in n.label for n in graph.nodes.values())
     assert all(n.sources == (two.id,) and n.description == n.label for n in graph.nodes.values())
     assert await mem.lifecycle.tiers("episode", [one.id, two.id]) == {one.id: "cold", two.id: "warm"}
@@ -267,10 +268,31 @@ async def test_an_episode_purge_reaches_the_concepts_and_tiers_derived_from_it(m
 
 
 async def test_graph_queries_while_the_graph_grows(mem: Memory) -> None:
-    await mem.concepts.consolidate("helper", [EventNode(text="garden tomatoes and basil")])
+    await mem.concepts.consolidate(HELPER, [EventNode(text="garden tomatoes and basil")])
     topics = [f"garden topic number {i} with compost bins and worms {i}" for i in range(5)]
-    work = [mem.concepts.consolidate("helper", [EventNode(text=t)]) for t in topics]
-    work += [mem.concepts.query("helper", "how do I grow tomatoes in the garden?") for _ in range(5)]
+    work = [mem.concepts.consolidate(HELPER, [EventNode(text=t)]) for t in topics]
+    work += [mem.concepts.query(HELPER, "how do I grow tomatoes in the garden?") for _ in range(5)]
     done = await asyncio.gather(*work)
     assert all(not r.empty for r in done[5:])  # type: ignore[union-attr]
-    assert (await mem.concepts.load_graph("helper")).version == 6
+    assert (await mem.concepts.load_graph(HELPER)).version == 6
+
+
+async def test_a_concept_graph_is_one_users_alone(mem: Memory) -> None:
+    alice, bob = HELPER, Scope(user="bob", agent="helper")
+    await mem.concepts.consolidate(alice, await _said(mem, SESSION, PYTHON))
+    await mem.concepts.consolidate(alice, await _said(mem, SESSION, PYTHON[:1]))
+    await mem.concepts.consolidate(bob, await _said(mem, Scope(user="bob", session="s9", agent="helper"), DATABASE))
+    for scope, own, other in ((alice, "asyncio", "postgresql"), (bob, "postgresql", "asyncio")):
+        graph = await mem.concepts.load_graph(scope)
+        text = " ".join(f"{n.label} {n.description}" for n in graph.nodes.values()).lower()
+        assert graph.user == scope.user and own in text and other not in text
+        for question in ("how do asyncio coroutines work?", "how is the postgresql database schema indexed?"):
+            result = await mem.concepts.query(scope, question, top_k=10)
+            assert result.user == scope.user
+            assert other not in mem.concepts.format_as_context(result).lower()
+            assert all(s.node.id in graph.nodes for s in result.concepts)
+    assert [v.version for v in await mem.concepts.versions(alice)] == [2, 1]
+    assert [(v.user, v.version) for v in await mem.concepts.versions(bob)] == [("bob", 1)]
+    assert (await mem.concepts.load_graph(Scope(user="carol", agent="helper"))).version == 0
+    with pytest.raises(MemoryScopeError):
+        await mem.concepts.load_graph(Scope(user="alice"))

@@ -42,19 +42,17 @@ class SyncConceptMemory:
     def event_graph(self, scope: Scope) -> EventGraph | None:
         return self._concepts.event_graph(scope)
 
-    def consolidate(
-        self, agent: str, events: Sequence[EventNode], *, session: str | None = None
-    ) -> GraphVersion | None:
-        return self._run(self._concepts.consolidate(agent, events, session=session))
+    def consolidate(self, scope: Scope, events: Sequence[EventNode]) -> GraphVersion | None:
+        return self._run(self._concepts.consolidate(scope, events))
 
-    def load_graph(self, agent: str) -> MemoryGraph:
-        return self._run(self._concepts.load_graph(agent))
+    def load_graph(self, scope: Scope) -> MemoryGraph:
+        return self._run(self._concepts.load_graph(scope))
 
-    def versions(self, agent: str, *, limit: int = 100) -> list[GraphVersion]:
-        return self._run(self._concepts.versions(agent, limit=limit))
+    def versions(self, scope: Scope, *, limit: int = 100) -> list[GraphVersion]:
+        return self._run(self._concepts.versions(scope, limit=limit))
 
-    def query(self, agent: str, question: str, top_k: int = 5) -> GraphResult:
-        return self._run(self._concepts.query(agent, question, top_k))
+    def query(self, scope: Scope, question: str, top_k: int = 5) -> GraphResult:
+        return self._run(self._concepts.query(scope, question, top_k))
 
     def format_as_context(self, result: GraphResult) -> str:
         return self._concepts.format_as_context(result)

@@ -30,6 +30,7 @@ SHIFT_THRESHOLD = 0.30  # the spec's default cosine distance that counts as a ch
 class EventGraph:
     """One session's events in order (edges: each event follows the previous one) and its open topic."""
 
+    user: str
     agent: str
     session: str
     events: list[EventNode] = field(default_factory=list)
@@ -74,7 +75,8 @@ class GraphBuilder:
         checked = [_event(e) for e in events]
         vectors = await self._vectors(checked)
         async with self._locks.setdefault(key, asyncio.Lock()):
-            graph = self._graphs.setdefault(key, EventGraph(agent=str(key.agent), session=str(key.session)))
+            fresh = EventGraph(user=key.user, agent=str(key.agent), session=str(key.session))
+            graph = self._graphs.setdefault(key, fresh)
             return [await self._step(graph, e, v) for e, v in zip(checked, vectors, strict=True)]
 
     async def flush(self, scope: Scope) -> GraphVersion | None:
@@ -84,7 +86,7 @@ class GraphBuilder:
             graph = self._graphs.pop(key, None)
             if graph is None or not graph.topic:
                 return None
-            return await self.consolidator.consolidate(graph.agent, graph.topic, session=graph.session)
+            return await self.consolidator.consolidate(graph.user, graph.agent, graph.topic, session=graph.session)
 
     async def _step(self, graph: EventGraph, event: EventNode, vector: Vectors) -> SemanticShiftEvent | None:
         shift = None
@@ -100,7 +102,7 @@ class GraphBuilder:
     async def _shift(self, graph: EventGraph, distance: float, event: EventNode) -> SemanticShiftEvent:
         topic = graph.topic
         version = await self.consolidator.consolidate(
-            graph.agent, topic, session=graph.session, shift_distance=distance
+            graph.user, graph.agent, topic, session=graph.session, shift_distance=distance
         )
         shift = SemanticShiftEvent(
             agent=graph.agent,

@@ -1,10 +1,10 @@
-"""``mem.concepts``: the session event graphs, the agent's concept graph and graph queries, on one object."""
+"""``mem.concepts``: the session event graphs, each (user, agent) concept graph and graph queries, on one object."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mnemonite.concepts.consolidator import SemanticConsolidator
+from mnemonite.concepts.consolidator import SemanticConsolidator, graph_owner
 from mnemonite.concepts.extract import ConceptExtractor
 from mnemonite.concepts.graph import EventGraph, GraphBuilder
 from mnemonite.concepts.retriever import GraphRetriever, format_as_context
@@ -26,7 +26,7 @@ __all__ = ["ConceptMemory"]
 
 class ConceptMemory:
     """Feed events with `observe` (messages, LLM calls, tool calls, memory reads); topics are
-    consolidated into the agent's graph at each semantic shift and at `flush`. Needs an embedder."""
+    consolidated into the (user, agent) graph at each semantic shift and at `flush`. Needs an embedder."""
 
     def __init__(
         self,
@@ -79,23 +79,23 @@ class ConceptMemory:
         """The session's transient event graph, if it has one."""
         return self.builder.graph(scope)
 
-    async def consolidate(
-        self, agent: str, events: Sequence[EventNode], *, session: str | None = None
-    ) -> GraphVersion | None:
-        """Merge ``events`` as one topic into ``agent``'s graph now (no shift detection)."""
-        return await self.builder.consolidator.consolidate(agent, events, session=session)
+    async def consolidate(self, scope: Scope, events: Sequence[EventNode]) -> GraphVersion | None:
+        """Merge ``events`` as one topic into the scope's (user, agent) graph now (no shift detection);
+        the version records ``scope.session`` when it has one."""
+        user, agent = graph_owner(scope)
+        return await self.builder.consolidator.consolidate(user, agent, events, session=scope.session)
 
-    async def load_graph(self, agent: str) -> MemoryGraph:
-        """``agent``'s concept graph: nodes, edges, version."""
-        return await self._store.concept_graph(agent)
+    async def load_graph(self, scope: Scope) -> MemoryGraph:
+        """The scope's (user, agent) concept graph: nodes, edges, version."""
+        return await self._store.concept_graph(*graph_owner(scope))
 
-    async def versions(self, agent: str, *, limit: int = 100) -> list[GraphVersion]:
-        """``agent``'s graph versions, newest first (the audit trail of its consolidations)."""
-        return await self._store.concept_versions(agent, limit)
+    async def versions(self, scope: Scope, *, limit: int = 100) -> list[GraphVersion]:
+        """The (user, agent) graph's versions, newest first (the audit trail of its consolidations)."""
+        return await self._store.concept_versions(*graph_owner(scope), limit)
 
-    async def query(self, agent: str, question: str, top_k: int = 5) -> GraphResult:
-        """The concepts of ``agent``'s graph that bear on ``question`` (`GraphRetriever.query`)."""
-        return await self.retriever.query(agent, question, top_k)
+    async def query(self, scope: Scope, question: str, top_k: int = 5) -> GraphResult:
+        """The concepts of the scope's (user, agent) graph that bear on ``question`` (`GraphRetriever.query`)."""
+        return await self.retriever.query(scope, question, top_k)
 
     def format_as_context(self, result: GraphResult) -> str:
         """A graph query's result as prompt text."""

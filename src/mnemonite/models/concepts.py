@@ -1,8 +1,8 @@
-"""The concept graph: session events, semantic shifts, and the persistent per-agent graph of concepts.
+"""The concept graph: session events, semantic shifts, and the persistent graph of concepts of each (user, agent).
 
 Events live only in memory, for one session (`EventGraph`); what a finished topic taught the
-agent is merged into its `MemoryGraph` of `ConceptNode`s and `RelationshipEdge`s, one
-auditable `GraphVersion` per consolidation.
+agent about one user is merged into that user's `MemoryGraph` of the agent (`ConceptNode`s and
+`RelationshipEdge`s), one auditable `GraphVersion` per consolidation.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class ExtractedConcept(Model):
 
 
 class ConceptNode(Model):
-    """A concept of an agent's graph. ``frequency`` counts the topics that named it; at 5 it is
+    """A concept of a (user, agent) graph. ``frequency`` counts the topics that named it; at 5 it is
     ``schematic`` (``metadata["category"]``), a core concept surfaced first."""
 
     id: str
@@ -124,8 +124,9 @@ class RelationshipEdge(Model):
 
 
 class MemoryGraph(Model):
-    """An agent's concept graph as an adjacency list: nodes by id, edges, and its version."""
+    """A user's concept graph of one agent as an adjacency list: nodes by id, edges, and its version."""
 
+    user: str
     agent: str
     version: int
     model: str | None
@@ -134,8 +135,9 @@ class MemoryGraph(Model):
 
 
 class GraphVersion(Model):
-    """One consolidation of an agent's graph: what it added and merged (the audit trail)."""
+    """One consolidation of a (user, agent) graph: what it added and merged (the audit trail)."""
 
+    user: str
     agent: str
     version: int
     at: AwareDatetime
@@ -159,6 +161,7 @@ class ScoredConcept(Model):
 class GraphResult(Model):
     """What `GraphRetriever.query` found: nodes (schematic first, then by score) and the edges among them."""
 
+    user: str
     agent: str
     question: str
     version: int
@@ -175,6 +178,7 @@ class TopicMerge:
     """What one consolidation asks the store to merge, in one transaction: a topic's concepts
     (``vectors`` row i is ``concepts[i]``'s, unit length, of ``model``) and the records it came from."""
 
+    user: str
     agent: str
     session: str | None
     model: str

@@ -41,7 +41,7 @@ GRAPH_BOOST = 0.1  # flat score x (1 + boost x graph pull in [0, 1]): chosen on 
 
 FlatSearch = Callable[[Scope, str, int], Awaitable[list[SearchHit]]]
 Recent = Callable[[Scope, int], Awaitable[list[Episode]]]
-GraphQuery = Callable[[str, str, int], Awaitable[GraphResult]]
+GraphQuery = Callable[[Scope, str, int], Awaitable[GraphResult]]  # the scope names the (user, agent) graph
 Fetch = Callable[[Scope, Sequence[str]], Awaitable[list[Episode]]]
 
 
@@ -78,7 +78,8 @@ def route_for(question: str) -> tuple[Route, str]:
 
 
 class AdaptiveRetriever:
-    """Routes each query (`route_for`) and runs the chosen retrieval; GRAPH needs ``graph`` and an agent."""
+    """Routes each query (`route_for`) and runs the chosen retrieval; GRAPH needs ``graph`` and an agent:
+    it reads only the scope's user's graph of that agent."""
 
     def __init__(
         self, search: FlatSearch, recent: Recent, graph: GraphQuery | None, fetch: Fetch, *, concepts: int = 5
@@ -111,7 +112,7 @@ class AdaptiveRetriever:
         if self._graph is None or agent is None:
             why = "no concept graph configured" if self._graph is None else "no agent to read a concept graph of"
             return RoutedSearch(route="flat", reason=f"{reason}; {why}: flat", fell_back=True, hits=flat)
-        result = await self._graph(agent, question, self.concepts)
+        result = await self._graph(Scope(user=scope.user, agent=agent), question, self.concepts)
         graph = _graph_records(result)
         held = {h.record.id for h in flat}
         # Records flat search did not return are read (and checked against the scope) only where they count:

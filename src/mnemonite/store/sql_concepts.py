@@ -1,8 +1,9 @@
 """The concept graph and the lifecycle tiers on the SQL stores, written once for SQLite and PostgreSQL.
 
-A consolidation is one transaction that starts by incrementing the agent's graph version
+Every graph belongs to one (user, agent): nothing a user's events taught is read under another user.
+A consolidation is one transaction that starts by incrementing that graph's version
 (an upsert on ``concept_graphs``): on PostgreSQL that row lock queues concurrent consolidations
-of one agent, on SQLite the single writer does, so each one merges against the nodes the
+of one graph, on SQLite the single writer does, so each one merges against the nodes the
 previous one committed and versions never repeat or skip. Vectors are float32 bytes in both.
 """
 
@@ -35,7 +36,7 @@ _NODE_COLUMNS = (
 )
 _EDGE_COLUMNS = "id, agent_id, source_id, target_id, relation, weight, created_at, updated_at"
 _VERSION_COLUMNS = (
-    "agent_id, version, at, session_id, events, shift_distance, nodes_added, nodes_merged, edges_added,"
+    "user_id, agent_id, version, at, session_id, events, shift_distance, nodes_added, nodes_merged, edges_added,"
     " edges_reinforced"
 )
 _PRECEDES_FROM = 4  # a topic's first concepts (by weight) that 'precedes' edges start from: bounds the fan-out
@@ -59,9 +60,10 @@ def _edge(row: Sequence[Any]) -> RelationshipEdge:
 
 def _version(row: Sequence[Any]) -> GraphVersion:
     return GraphVersion.trusted({
-        "agent": row[0], "version": int(row[1]), "at": from_text(row[2]), "session": row[3], "events": int(row[4]),
-        "shift_distance": None if row[5] is None else float(row[5]), "nodes_added": tuple(orjson.loads(row[6])),
-        "nodes_merged": tuple(orjson.loads(row[7])), "edges_added": int(row[8]), "edges_reinforced": int(row[9]),
+        "user": row[0], "agent": row[1], "version": int(row[2]), "at": from_text(row[3]), "session": row[4],
+        "events": int(row[5]), "shift_distance": None if row[6] is None else float(row[6]),
+        "nodes_added": tuple(orjson.loads(row[7])), "nodes_merged": tuple(orjson.loads(row[8])),
+        "edges_added": int(row[9]), "edges_reinforced": int(row[10]),
     })  # fmt: skip
 
 
@@ -72,17 +74,19 @@ def _matrix(blobs: Sequence[bytes], dimensions: int) -> npt.NDArray[np.float32]:
 
 
 async def _bump(db: Connection, merge: TopicMerge, now: str) -> int:
-    """The agent's next version, taken under the graph row's lock; another model's vectors are refused."""
+    """The graph's next version, taken under the graph row's lock; another model's vectors are refused."""
     cursor = await db.execute(
-        "INSERT INTO concept_graphs (agent_id, version, model, updated_at) VALUES (?, 1, ?, ?)"
-        " ON CONFLICT (agent_id) DO UPDATE SET version = concept_graphs.version + 1, updated_at = excluded.updated_at"
+        "INSERT INTO concept_graphs (user_id, agent_id, version, model, updated_at) VALUES (?, ?, 1, ?, ?)"
+        " ON CONFLICT (user_id, agent_id) DO UPDATE SET version = concept_graphs.version + 1,"
+        " updated_at = excluded.updated_at"
         " RETURNING version, model",
-        (merge.agent, merge.model, now),
+        (merge.user, merge.agent, merge.model, now),
     )
     version, model = await cursor.fetchone()
     if model != merge.model:
         raise EmbedderMismatchError(
-            f"agent {merge.agent!r}'s concept graph holds {model!r} vectors, not {merge.model!r}:"
+            f"user {merge.user!r}'s concept graph of agent {merge.agent!r} holds {model!r} vectors,"
+            f" not {merge.model!r}:"
             " consolidate with the embedder the graph was built with"
         )
     return int(version)
@@ -91,7 +95,9 @@ async def _bump(db: Connection, merge: TopicMerge, now: str) -> int:
 async def _match(db: Connection, merge: TopicMerge) -> tuple[list[str], list[int]]:
     """Each concept's node: an existing one at cosine >= ``merge_at``, else a new one (index into concepts)."""
     rows = list(
-        await db.execute_fetchall("SELECT id, unit_vector FROM concept_nodes WHERE agent_id = ?", (merge.agent,))
+        await db.execute_fetchall(
+            "SELECT id, unit_vector FROM concept_nodes WHERE user_id = ? AND agent_id = ?", (merge.user, merge.agent)
+        )
     )
     ids = [str(row[0]) for row in rows]
     matrix = _matrix([row[1] for row in rows], merge.vectors.shape[1])
@@ -116,10 +122,11 @@ async def _write_nodes(
     added = [chosen[i] for i in fresh]
     first = merge.schematic_at <= 1
     await db.executemany(
-        f"INSERT INTO concept_nodes ({_NODE_COLUMNS}, unit_vector) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO concept_nodes ({_NODE_COLUMNS}, user_id, unit_vector)"
+        " VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (chosen[i], merge.agent, merge.concepts[i].label, merge.concepts[i].description,
-             "schematic" if first else "regular", merge.model, now, now, version, version,
+             "schematic" if first else "regular", merge.model, now, now, version, version, merge.user,
              merge.vectors[i].astype(np.float32).tobytes())
             for i in fresh
         ],
@@ -150,9 +157,9 @@ async def _previous_topic(db: Connection, merge: TopicMerge, version: int) -> li
     if merge.session is None:
         return []
     cursor = await db.execute(
-        "SELECT nodes_added, nodes_merged FROM concept_versions WHERE agent_id = ? AND session_id = ? AND version < ?"
-        " ORDER BY version DESC LIMIT 1",
-        (merge.agent, merge.session, version),
+        "SELECT nodes_added, nodes_merged FROM concept_versions WHERE user_id = ? AND agent_id = ? AND session_id = ?"
+        " AND version < ? ORDER BY version DESC LIMIT 1",
+        (merge.user, merge.agent, merge.session, version),
     )
     row = await cursor.fetchone()
     return [] if row is None else [*orjson.loads(row[0]), *orjson.loads(row[1])][:_PRECEDES_FROM]
@@ -164,31 +171,34 @@ def _wanted_edges(topic: list[str], before: list[str]) -> list[tuple[str, str, s
     return list(dict.fromkeys(pairs))
 
 
-async def _write_edges(db: Connection, agent: str, wanted: list[tuple[str, str, str]], now: str) -> tuple[int, int]:
+async def _write_edges(
+    db: Connection, user: str, agent: str, wanted: list[tuple[str, str, str]], now: str
+) -> tuple[int, int]:
     if not wanted:
         return 0, 0
     nodes = sorted({n for a, b, _ in wanted for n in (a, b)})
     marks = ", ".join("?" for _ in nodes)
     rows = await db.execute_fetchall(
-        f"SELECT source_id, target_id, relation FROM concept_edges WHERE agent_id = ? AND source_id IN ({marks})",
-        (agent, *nodes),
+        f"SELECT source_id, target_id, relation FROM concept_edges WHERE user_id = ? AND agent_id = ?"
+        f" AND source_id IN ({marks})",
+        (user, agent, *nodes),
     )
     held = {(str(r[0]), str(r[1]), str(r[2])) for r in rows}
     new = [edge for edge in wanted if edge not in held]
     await db.executemany(
-        f"INSERT INTO concept_edges ({_EDGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, 1, ?, ?)",
-        [(new_id(), agent, a, b, relation, now, now) for a, b, relation in new],
+        f"INSERT INTO concept_edges ({_EDGE_COLUMNS}, user_id) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)",
+        [(new_id(), agent, a, b, relation, now, now, user) for a, b, relation in new],
     )
     await db.executemany(
         "UPDATE concept_edges SET weight = weight + 1, updated_at = ?"
-        " WHERE agent_id = ? AND source_id = ? AND target_id = ? AND relation = ?",
-        [(now, agent, a, b, relation) for a, b, relation in wanted if (a, b, relation) in held],
+        " WHERE user_id = ? AND agent_id = ? AND source_id = ? AND target_id = ? AND relation = ?",
+        [(now, user, agent, a, b, relation) for a, b, relation in wanted if (a, b, relation) in held],
     )
     return len(new), len(wanted) - len(new)
 
 
 async def consolidate(db: Connection, merge: TopicMerge, moment: datetime) -> GraphVersion:
-    """Merge a topic's concepts into the agent's graph as its next version (inside the caller's transaction)."""
+    """Merge a topic's concepts into the (user, agent) graph as its next version (inside the caller's transaction)."""
     now = to_text(moment)
     version = await _bump(db, merge, now)
     chosen, fresh = await _match(db, merge)
@@ -196,31 +206,33 @@ async def consolidate(db: Connection, merge: TopicMerge, moment: datetime) -> Gr
     topic = list(dict.fromkeys(chosen))
     await _write_sources(db, topic, merge.sources)
     wanted = _wanted_edges(topic, await _previous_topic(db, merge, version))
-    edges_added, reinforced = await _write_edges(db, merge.agent, wanted, now)
-    values = (merge.agent, version, now, merge.session, merge.events, merge.shift_distance, dumps(added),
+    edges_added, reinforced = await _write_edges(db, merge.user, merge.agent, wanted, now)
+    values = (merge.user, merge.agent, version, now, merge.session, merge.events, merge.shift_distance, dumps(added),
               dumps(merged), edges_added, reinforced)  # fmt: skip
-    await db.execute(f"INSERT INTO concept_versions ({_VERSION_COLUMNS}) VALUES ({', '.join('?' * 10)})", values)
+    await db.execute(f"INSERT INTO concept_versions ({_VERSION_COLUMNS}) VALUES ({', '.join('?' * 11)})", values)
     return _version(values)
 
 
-async def load_graph(db: Connection, agent: str) -> MemoryGraph:
-    cursor = await db.execute("SELECT version, model FROM concept_graphs WHERE agent_id = ?", (agent,))
+async def load_graph(db: Connection, user: str, agent: str) -> MemoryGraph:
+    owner = (user, agent)
+    cursor = await db.execute("SELECT version, model FROM concept_graphs WHERE user_id = ? AND agent_id = ?", owner)
     head = await cursor.fetchone()
     sources: dict[str, list[str]] = {}
     for node, record in await db.execute_fetchall(
         "SELECT s.node_id, s.record_id FROM concept_sources s JOIN concept_nodes n ON n.id = s.node_id"
-        " WHERE n.agent_id = ? ORDER BY s.node_id, s.record_id",
-        (agent,),
+        " WHERE n.user_id = ? AND n.agent_id = ? ORDER BY s.node_id, s.record_id",
+        owner,
     ):
         sources.setdefault(str(node), []).append(str(record))
     rows = await db.execute_fetchall(
-        f"SELECT {_NODE_COLUMNS} FROM concept_nodes WHERE agent_id = ? ORDER BY seq", (agent,)
+        f"SELECT {_NODE_COLUMNS} FROM concept_nodes WHERE user_id = ? AND agent_id = ? ORDER BY seq", owner
     )
     nodes = {str(row[0]): _node(row, sources.get(str(row[0]), ())) for row in rows}
     edges = await db.execute_fetchall(
-        f"SELECT {_EDGE_COLUMNS} FROM concept_edges WHERE agent_id = ? ORDER BY seq", (agent,)
+        f"SELECT {_EDGE_COLUMNS} FROM concept_edges WHERE user_id = ? AND agent_id = ? ORDER BY seq", owner
     )
     return MemoryGraph(
+        user=user,
         agent=agent,
         version=0 if head is None else int(head[0]),
         model=None if head is None else str(head[1]),
@@ -229,24 +241,31 @@ async def load_graph(db: Connection, agent: str) -> MemoryGraph:
     )
 
 
-async def concept_vectors(db: Connection, agent: str, dimensions: int) -> tuple[list[str], npt.NDArray[np.float32]]:
+async def concept_vectors(
+    db: Connection, user: str, agent: str, dimensions: int
+) -> tuple[list[str], npt.NDArray[np.float32]]:
     rows = list(
-        await db.execute_fetchall("SELECT id, unit_vector FROM concept_nodes WHERE agent_id = ? ORDER BY seq", (agent,))
+        await db.execute_fetchall(
+            "SELECT id, unit_vector FROM concept_nodes WHERE user_id = ? AND agent_id = ? ORDER BY seq", (user, agent)
+        )
     )
     return [str(row[0]) for row in rows], _matrix([row[1] for row in rows], dimensions)
 
 
-async def head(db: Connection, agent: str) -> tuple[int, str] | None:
-    """The agent's graph version and when it last changed (a consolidation or a purge), if it has a graph."""
-    cursor = await db.execute("SELECT version, updated_at FROM concept_graphs WHERE agent_id = ?", (agent,))
+async def head(db: Connection, user: str, agent: str) -> tuple[int, str] | None:
+    """The (user, agent) graph's version and when it last changed (a consolidation or a purge), if there is one."""
+    cursor = await db.execute(
+        "SELECT version, updated_at FROM concept_graphs WHERE user_id = ? AND agent_id = ?", (user, agent)
+    )
     row = await cursor.fetchone()
     return None if row is None else (int(row[0]), str(row[1]))
 
 
-async def versions(db: Connection, agent: str, limit: int) -> list[GraphVersion]:
+async def versions(db: Connection, user: str, agent: str, limit: int) -> list[GraphVersion]:
     rows = await db.execute_fetchall(
-        f"SELECT {_VERSION_COLUMNS} FROM concept_versions WHERE agent_id = ? ORDER BY version DESC LIMIT ?",
-        (agent, limit),
+        f"SELECT {_VERSION_COLUMNS} FROM concept_versions WHERE user_id = ? AND agent_id = ?"
+        " ORDER BY version DESC LIMIT ?",
+        (user, agent, limit),
     )
     return [_version(row) for row in rows]
 
@@ -359,8 +378,8 @@ async def forget_records(db: Connection, kind: RecordKind, record_ids: Sequence[
         if touched:
             nodes = ", ".join("?" for _ in touched)
             await db.execute(  # readers that cache a graph see it changed
-                "UPDATE concept_graphs SET updated_at = ? WHERE agent_id IN"
-                f" (SELECT DISTINCT agent_id FROM concept_nodes WHERE id IN ({nodes}))",
+                "UPDATE concept_graphs SET updated_at = ? WHERE (user_id, agent_id) IN"
+                f" (SELECT DISTINCT user_id, agent_id FROM concept_nodes WHERE id IN ({nodes}))",
                 (to_text(utcnow()), *touched),
             )
             await db.execute(
@@ -384,21 +403,23 @@ class ConceptMethods:
         async with self._sql_write() as db:
             return await consolidate(db, merge, utcnow())
 
-    async def concept_graph(self, agent: str) -> MemoryGraph:
+    async def concept_graph(self, user: str, agent: str) -> MemoryGraph:
         async with self._sql_read() as db:
-            return await load_graph(db, agent)
+            return await load_graph(db, user, agent)
 
-    async def concept_vectors(self, agent: str, dimensions: int) -> tuple[list[str], npt.NDArray[np.float32]]:
+    async def concept_vectors(
+        self, user: str, agent: str, dimensions: int
+    ) -> tuple[list[str], npt.NDArray[np.float32]]:
         async with self._sql_read() as db:
-            return await concept_vectors(db, agent, dimensions)
+            return await concept_vectors(db, user, agent, dimensions)
 
-    async def concept_head(self, agent: str) -> tuple[int, str] | None:
+    async def concept_head(self, user: str, agent: str) -> tuple[int, str] | None:
         async with self._sql_read() as db:
-            return await head(db, agent)
+            return await head(db, user, agent)
 
-    async def concept_versions(self, agent: str, limit: int = 100) -> list[GraphVersion]:
+    async def concept_versions(self, user: str, agent: str, limit: int = 100) -> list[GraphVersion]:
         async with self._sql_read() as db:
-            return await versions(db, agent, limit)
+            return await versions(db, user, agent, limit)
 
     async def tier_access(
         self, kind: RecordKind, records: Sequence[tuple[str, str]], promote: Promotion, moment: datetime

@@ -1,16 +1,19 @@
--- mnemonite PostgreSQL schema, version 13: the concept graph (per agent, versioned) and the hot/warm/cold lifecycle.
+-- mnemonite PostgreSQL schema, version 13: the concept graph (per user and agent, versioned) and the hot/warm/cold lifecycle.
 -- Same tables and encodings as SQLite's version 11.
--- One row per agent: its graph's version (incremented by every consolidation) and the model its vectors are of.
+-- One row per (user, agent): its graph's version (incremented by every consolidation) and the model its vectors are of.
 CREATE TABLE IF NOT EXISTS concept_graphs (
-    agent_id   TEXT    PRIMARY KEY,
+    user_id    TEXT    NOT NULL,
+    agent_id   TEXT    NOT NULL,
     version    INTEGER NOT NULL,
     model      TEXT    NOT NULL,
-    updated_at TEXT    NOT NULL
+    updated_at TEXT    NOT NULL,
+    PRIMARY KEY (user_id, agent_id)
 );
 
 CREATE TABLE IF NOT EXISTS concept_nodes (
     seq           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     id            TEXT    NOT NULL UNIQUE,
+    user_id       TEXT    NOT NULL,
     agent_id      TEXT    NOT NULL,
     label         TEXT    NOT NULL,
     description   TEXT    NOT NULL,
@@ -23,11 +26,12 @@ CREATE TABLE IF NOT EXISTS concept_nodes (
     first_version INTEGER NOT NULL,
     last_version  INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS idx_concept_nodes_agent ON concept_nodes(agent_id, seq);
+CREATE INDEX IF NOT EXISTS idx_concept_nodes_owner ON concept_nodes(user_id, agent_id, seq);
 
 CREATE TABLE IF NOT EXISTS concept_edges (
     seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     id         TEXT    NOT NULL UNIQUE,
+    user_id    TEXT    NOT NULL,
     agent_id   TEXT    NOT NULL,
     source_id  TEXT    NOT NULL REFERENCES concept_nodes(id) ON DELETE CASCADE,
     target_id  TEXT    NOT NULL REFERENCES concept_nodes(id) ON DELETE CASCADE,
@@ -35,7 +39,7 @@ CREATE TABLE IF NOT EXISTS concept_edges (
     weight     INTEGER NOT NULL CHECK (weight >= 1),
     created_at TEXT    NOT NULL,
     updated_at TEXT    NOT NULL,
-    UNIQUE (agent_id, source_id, target_id, relation),
+    UNIQUE (user_id, agent_id, source_id, target_id, relation),
     CHECK (source_id != target_id)
 );
 
@@ -48,6 +52,7 @@ CREATE TABLE IF NOT EXISTS concept_sources (
 
 -- The audit trail: one row per consolidation, never rewritten.
 CREATE TABLE IF NOT EXISTS concept_versions (
+    user_id          TEXT    NOT NULL,
     agent_id         TEXT    NOT NULL,
     version          INTEGER NOT NULL,
     at               TEXT    NOT NULL,
@@ -58,7 +63,7 @@ CREATE TABLE IF NOT EXISTS concept_versions (
     nodes_merged     TEXT    NOT NULL,
     edges_added      INTEGER NOT NULL,
     edges_reinforced INTEGER NOT NULL,
-    PRIMARY KEY (agent_id, version)
+    PRIMARY KEY (user_id, agent_id, version)
 );
 
 -- A record's lifecycle tier; a record without a row is cold. accesses: its latest access times (JSON, newest first).
