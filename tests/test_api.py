@@ -8,10 +8,20 @@ from pathlib import Path
 
 import mnemonite
 from mnemonite import Memory, SyncMemory
+from mnemonite.concepts import ConceptMemory
 from mnemonite.consolidator.runner import Consolidator
 from mnemonite.graph import GraphMemory
 from mnemonite.keys import ApiKeys
-from mnemonite.sync import SyncApiKeys, SyncConsolidator, SyncEpisodicTier, SyncGraphMemory, SyncSemanticTier
+from mnemonite.lifecycle import LifecycleTierManager
+from mnemonite.sync import (
+    SyncApiKeys,
+    SyncConceptMemory,
+    SyncConsolidator,
+    SyncEpisodicTier,
+    SyncGraphMemory,
+    SyncLifecycleTierManager,
+    SyncSemanticTier,
+)
 from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
 from mnemonite.sync_tools import SyncTools, SyncToolSet
 from mnemonite.tiers import EpisodicTier, SemanticTier
@@ -81,6 +91,8 @@ def test_sync_and_async_have_the_same_methods_and_parameters() -> None:
         (ToolSet, SyncToolSet),
         (SharedTier, SyncSharedTier),
         (ApiKeys, SyncApiKeys),
+        (ConceptMemory, SyncConceptMemory),
+        (LifecycleTierManager, SyncLifecycleTierManager),
     ):
         assert public_methods(async_cls) == public_methods(sync_cls), async_cls.__name__
 

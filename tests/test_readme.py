@@ -31,7 +31,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
 
 
 def test_the_readme_has_its_examples() -> None:
-    assert len(BLOCKS) == 11
+    assert len(BLOCKS) == 12
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
@@ -83,3 +83,11 @@ def test_the_agent_runtime_block_prints_both_formats_and_the_dispatchers_answers
     assert json.loads(lines[2])["decision"] == "admit"
     assert json.loads(lines[3])["error"]["code"] == "scope_not_allowed"
     assert lines[4] == "needs_approval"
+
+
+def test_the_concept_graph_example_shifts_consolidates_and_routes(outputs: dict[int, str]) -> None:
+    [index] = [i for i, block in enumerate(BLOCKS) if "mem.concepts" in block]
+    lines = outputs[index].splitlines()
+    assert lines[0].startswith("shift at distance") and lines[0].endswith("graph version 1")
+    assert "version 2" in lines[1] and "Knowledge graph context:" in lines
+    assert lines[-1].startswith("graph | graph cue 'how' |")

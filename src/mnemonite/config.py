@@ -13,7 +13,9 @@ from pydantic import Field
 from mnemonite.consolidator.budget import ConsolidatorConfig
 from mnemonite.errors import ConfigurationError, MnemoniteError
 from mnemonite.models.base import Model
+from mnemonite.models.concepts import ConceptConfig
 from mnemonite.models.conflict import ConflictThresholds
+from mnemonite.models.lifecycle import LifecycleWindows
 from mnemonite.models.sensitivity import Sensitivity
 from mnemonite.salience import SalienceConfig
 from mnemonite.search.hybrid import CACHE_BYTES, SearchOptions
@@ -53,6 +55,10 @@ class MemoryConfig(Model):
       turns redaction off: secret text is shown only to a call given a `Reveal` (see `mnemonite.privacy`).
     - ``busy_timeout``: seconds a write waits for a lock another process holds (SQLite's write
       lock, a PostgreSQL row or table lock) before `StoreBusyError`.
+    - ``concepts``: the concept graph's thresholds (`ConceptConfig`: shift 0.30, merge 0.85, schematic 5).
+    - ``lifecycle``: the hot/warm/cold windows (`LifecycleWindows`: 1 hour, 7 days, 1 and 3 accesses).
+    - ``track_lifecycle``: searches count their hits as accesses, promoting them (off: tiers change only
+      through `mem.lifecycle`).
     """
 
     error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
@@ -81,6 +87,10 @@ class MemoryConfig(Model):
     semantic_sensitivity: Sensitivity = "internal"
     # reliability
     busy_timeout: float = Field(default=10.0, ge=0, le=3600, allow_inf_nan=False)
+    # -- concept graph, lifecycle tiers --
+    concepts: ConceptConfig = Field(default_factory=ConceptConfig)
+    lifecycle: LifecycleWindows = Field(default_factory=LifecycleWindows)
+    track_lifecycle: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:

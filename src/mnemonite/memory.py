@@ -6,11 +6,12 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Literal, Self
 
 from mnemonite._time import utcnow
 from mnemonite.backup import BackupReport, backup_store
 from mnemonite.backup import Progress as BackupProgress
+from mnemonite.concepts import ConceptMemory
 from mnemonite.config import MemoryConfig
 from mnemonite.conflicts import locale_pack
 from mnemonite.consolidator.runner import Consolidator
@@ -21,12 +22,15 @@ from mnemonite.errors import NotFoundError
 from mnemonite.graph import GraphMemory
 from mnemonite.inputs import checked
 from mnemonite.keys import ApiKeys
+from mnemonite.lifecycle import LifecycleTierManager
 from mnemonite.models import ConsolidationRule, ConsolidationRun, MigrationPlan, RuleState, StoreHealth
+from mnemonite.models.episode import Episode
 from mnemonite.models.fact import MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit, Tier
 from mnemonite.salience import SalienceScorer
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
+from mnemonite.search.routing import AdaptiveRetriever, Route, RoutedSearch
 from mnemonite.store import Store, memory_file, open_store
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.tiers import EpisodicTier, SemanticTier
@@ -96,6 +100,11 @@ class Memory:
         self.keys = ApiKeys(store)
         # the nine memory tools an agent runtime registers
         self.tools = Tools(self, store)
+        # -- concept graph, lifecycle tiers, routing: nothing runs on its own unless the config says so --
+        self.concepts = ConceptMemory(store, self._engine.active, config.concepts)
+        self.lifecycle = LifecycleTierManager(store, self._engine, config.lifecycle)
+        graph_query = self.concepts.query if self._engine.active is not None else None
+        self._router = AdaptiveRetriever(self._flat, self._newest, graph_query, self._episodes_in)
 
     @classmethod
     async def open(
@@ -212,7 +221,9 @@ class Memory:
         )
         if fresh:
             await self.index()
-        return await self._engine.search(query, flt, k, options=options, reranker=reranker, settled=fresh)
+        hits = await self._engine.search(query, flt, k, options=options, reranker=reranker, settled=fresh)
+        await self._accessed(hits)
+        return hits
 
     async def index(self, *, progress: Progress | None = None) -> int:
         """Embed every record the active embedder has not seen yet; returns how many.
@@ -293,6 +304,45 @@ class Memory:
     async def _after_write(self) -> None:
         if self._indexer is not None and self.config.index_in_background:
             self._indexer.kick()
+
+    # -- concept graph, lifecycle tiers, routing ------------------------------------------------
+
+    async def retrieve(
+        self,
+        scope: Scope | str,
+        query: str,
+        k: int = 10,
+        *,
+        route: Route | Literal["auto"] = "auto",
+        agent: str | None = None,
+    ) -> RoutedSearch:
+        """Retrieval routed by the query (see `mnemonite.search.routing`): SEQUENTIAL (the newest
+        episodes), GRAPH (flat search re-ranked by the scope user's concept graph of ``agent``, default the scope's;
+        flat when the graph gives nothing) or FLAT (`search`). The result says which and why."""
+        routed = await self._router.retrieve(as_scope(scope), query, k, route=route, agent=agent)
+        await self._accessed(routed.hits)
+        return routed
+
+    async def _accessed(self, hits: Sequence[SearchHit]) -> None:
+        if self.config.track_lifecycle and hits:
+            await self.lifecycle.access([h.record for h in hits])
+
+    async def _flat(self, scope: Scope, query: str, k: int) -> list[SearchHit]:
+        return await self._engine.search(query, SearchFilter(scope=scope), k)
+
+    async def _newest(self, scope: Scope, k: int) -> list[Episode]:
+        return await self._store.recent(scope.user, scope.session, scope.agent, limit=k)
+
+    async def _episodes_in(self, scope: Scope, ids: Sequence[str]) -> list[Episode]:
+        """The episodes of ``ids`` that lie inside ``scope`` (a graph names records of every user of its agent)."""
+        found = [await self._store.get_episode(i) for i in ids]
+        return [e for e in found if e is not None and _inside(e, scope)]
+
+
+def _inside(episode: Episode, scope: Scope) -> bool:
+    return (
+        episode.user == scope.user and scope.session in (None, episode.session) and scope.agent in (None, episode.agent)
+    )
 
 
 def _embedder(config: MemoryConfig, embedder: Embedder | object | None) -> Embedder | None:

@@ -10,7 +10,7 @@ from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 from mnemonite.backup import BackupReport
 from mnemonite.backup import Progress as BackupProgress
@@ -53,7 +53,9 @@ from mnemonite.models.sensitivity import Sensitivity
 from mnemonite.salience import SalienceContext, SalienceScorer
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
+from mnemonite.search.routing import Route, RoutedSearch
 from mnemonite.store.sql_ids import IdKind
+from mnemonite.sync_concepts import SyncConceptMemory, SyncLifecycleTierManager
 from mnemonite.sync_tiers import SyncProceduralTier, SyncSessionTier, SyncSharedTier, SyncWorkingTier
 from mnemonite.sync_tools import SyncTools
 from mnemonite.tiers import EpisodicTier, SalientEpisode, SemanticTier
@@ -502,6 +504,8 @@ class SyncMemory:
         self.shared = SyncSharedTier(memory.shared, loop)
 
         self.keys = SyncApiKeys(memory.keys, loop)
+        self.concepts = SyncConceptMemory(memory.concepts, loop)
+        self.lifecycle = SyncLifecycleTierManager(memory.lifecycle, loop)
 
     @classmethod
     def open(
@@ -606,3 +610,16 @@ class SyncMemory:
 
     def backup(self, path: str | Path, *, progress: BackupProgress | None = None) -> BackupReport:
         return self._run(self._memory.backup(path, progress=progress))
+
+    # -- concept graph, lifecycle tiers, routing ------------------------------------------------
+
+    def retrieve(
+        self,
+        scope: Scope | str,
+        query: str,
+        k: int = 10,
+        *,
+        route: Route | Literal["auto"] = "auto",
+        agent: str | None = None,
+    ) -> RoutedSearch:
+        return self._run(self._memory.retrieve(scope, query, k, route=route, agent=agent))

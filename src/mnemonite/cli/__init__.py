@@ -12,10 +12,12 @@ from mnemonite.cli import (
     admin,
     backup,
     blocks,
+    concepts,
     episodes,
     facts,
     graph,
     groups,
+    lifecycle,
     procedures,
     rules,
     search,
@@ -38,6 +40,8 @@ _COMMAND_GROUPS = (
     session,
     procedures,
     groups,
+    concepts,
+    lifecycle,
 )  # imported for their commands
 
 

@@ -37,6 +37,15 @@ class Tier(StrEnum):
     semantic = "semantic"
 
 
+class Route(StrEnum):
+    """``search --route``: routed retrieval (`mnemonite.search.routing`); ``auto`` picks by the query."""
+
+    auto = "auto"
+    sequential = "sequential"
+    graph = "graph"
+    flat = "flat"
+
+
 class Strategy(StrEnum):
     """How ``migrate-embedder`` treats the previous model's vectors."""
 
@@ -55,6 +64,10 @@ def search(
     fresh: Annotated[
         bool, typer.Option(help="Embed every record not yet indexed first (with a progress bar), then search.")
     ] = False,
+    route: Annotated[
+        Route | None,
+        typer.Option(help="Routed retrieval: auto picks sequential, graph or flat by the query (says which and why)."),
+    ] = None,
     as_json: JsonOption = False,
     nl: NlOption = False,
     as_csv: CsvOption = False,
@@ -67,10 +80,18 @@ def search(
     from mnemonite.scope import Scope
 
     tiers: tuple[SearchTier, ...] = tuple(t.value for t in tier or (Tier.episodic, Tier.semantic))
+    scope = Scope(user=user, agent=agent, session=session)
     with opened(db, create=False) as mem:
         if fresh:
             _index_with_progress(mem, "embedding")
-        hits = mem.search(Scope(user=user, agent=agent, session=session), query, k, tiers=tiers, fresh=fresh)
+        if route is not None:
+            routed = mem.retrieve(scope, query, k, route=route.value)
+            if emit_one(routed, as_json=as_json):
+                return
+            err.print(f"route: {routed.route} ({routed.reason})", markup=False, soft_wrap=True)
+            hits = routed.hits
+        else:
+            hits = mem.search(scope, query, k, tiers=tiers, fresh=fresh)
     if emit_rows(hits, as_json=as_json, nl=nl, as_csv=as_csv):
         return
     rows = [

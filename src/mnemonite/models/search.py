@@ -9,6 +9,7 @@ from pydantic import AwareDatetime, Field, SkipValidation
 from mnemonite.models.base import Model
 from mnemonite.models.episode import Episode
 from mnemonite.models.fact import Fact, MemoryType
+from mnemonite.models.lifecycle import LifecycleTier
 from mnemonite.scope import Scope
 
 Tier = Literal["episodic", "semantic"]
@@ -29,7 +30,8 @@ class SearchFilter(Model):
 
     ``scope`` widens like every read. ``since``/``until`` bound an episode's timestamp or a
     fact's ``valid_from``. Facts are the current ones unless ``as_of`` replays a moment;
-    ``memory_types`` and ``tags`` (any of) apply to facts.
+    ``memory_types`` and ``tags`` (any of) apply to facts; ``lifecycle`` keeps only the records
+    of those hot/warm/cold tiers.
     """
 
     scope: Scope
@@ -39,6 +41,7 @@ class SearchFilter(Model):
     since: AwareDatetime | None = None
     until: AwareDatetime | None = None
     as_of: AwareDatetime | None = None
+    lifecycle: tuple[LifecycleTier, ...] | None = None
 
 
 class SearchHit(Model):

@@ -637,7 +637,7 @@ def _check_query(query: str, k: int) -> str:
 def _narrows(kind: RecordKind, flt: SearchFilter) -> bool:
     """Whether the filter selects fewer rows than every record of its user (facts: only current ones)."""
     scope = flt.scope
-    return kind == "fact" or bool(scope.session or scope.agent or flt.since or flt.until)
+    return kind == "fact" or bool(scope.session or scope.agent or flt.since or flt.until or flt.lifecycle)
 
 
 def _exact(

@@ -7,7 +7,7 @@ outside ``mnemonite.store`` imports a concrete store.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from pathlib import Path
@@ -30,11 +30,13 @@ from mnemonite.models import (
     StoreHealth,
 )
 from mnemonite.models.blocks import Block
+from mnemonite.models.concepts import GraphVersion, MemoryGraph, TopicMerge
 from mnemonite.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from mnemonite.models.consolidator import ClaimedJob, JobCounts, TopicEpisode, Turn, Usage
 from mnemonite.models.fact import FactFilter
 from mnemonite.models.graph import Direction, Edge, Entity, GraphStats, RecallOptions
 from mnemonite.models.keys import ApiKey
+from mnemonite.models.lifecycle import LifecycleTier, LifecycleWindows, SweepReport, TierRow, TierStats
 from mnemonite.models.messages import EventKind, Message, SessionEvent
 from mnemonite.models.procedures import Procedure
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
@@ -46,6 +48,7 @@ from mnemonite.store.sql_working import BlockEdit, BlockLog
 
 __all__ = [
     "AgentTierStore",
+    "ConceptStore",
     "ConsolidatorStore",
     "FactStore",
     "FileBackupStore",
@@ -297,6 +300,29 @@ class ToolCallStore(Protocol):
     async def tool_calls(self, user: str, agent: str | None, *, limit: int) -> list[ToolCall]: ...
 
 
+@runtime_checkable
+class ConceptStore(Protocol):
+    """The (user, agent) concept graphs (versioned, merged in one transaction) and the records' lifecycle tiers."""
+
+    async def consolidate_concepts(self, merge: TopicMerge) -> GraphVersion: ...
+    async def concept_graph(self, user: str, agent: str) -> MemoryGraph: ...
+    async def concept_vectors(
+        self, user: str, agent: str, dimensions: int
+    ) -> tuple[list[str], npt.NDArray[np.float32]]: ...
+    async def concept_head(self, user: str, agent: str) -> tuple[int, str] | None: ...
+    async def concept_versions(self, user: str, agent: str, limit: int = 100) -> list[GraphVersion]: ...
+    async def tier_access(
+        self,
+        kind: RecordKind,
+        records: Sequence[tuple[str, str]],
+        promote: Callable[[TierRow], TierRow],
+        moment: datetime,
+    ) -> list[TierRow]: ...
+    async def tier_sweep(self, user: str | None, windows: LifecycleWindows, moment: datetime) -> SweepReport: ...
+    async def tier_stats(self, user: str) -> TierStats: ...
+    async def tiers_of(self, kind: RecordKind, ids: Sequence[str]) -> dict[str, LifecycleTier]: ...
+
+
 class Store(
     MemoryStore,
     FactStore,
@@ -307,6 +333,7 @@ class Store(
     AgentTierStore,
     KeyStore,
     ToolCallStore,
+    ConceptStore,
     Protocol,
 ):
     """Everything `Memory` needs from a backend."""

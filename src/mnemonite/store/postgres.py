@@ -49,6 +49,7 @@ from mnemonite.store.base import RecentOrder
 from mnemonite.store.filter_sql import PostgresFilterCompiler
 from mnemonite.store.rows import episode_values
 from mnemonite.store.sql import TABLES, PgConnection
+from mnemonite.store.sql_concepts import ConceptMethods
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_consolidator import ConsolidatorMethods
 from mnemonite.store.sql_graph import GraphMethods
@@ -84,6 +85,7 @@ SCHEMA_FILES = (
     (10, "010_sensitivity_tool_calls.sql"),
     (11, "011_api_keys.sql"),
     (12, "012_consolidator.sql"),
+    (13, "013_concepts.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 PGVECTOR_MIN = (0, 8)
@@ -171,6 +173,7 @@ class PostgresMemoryStore(
     ToolCallMethods,
     SharedMethods,
     KeyMethods,
+    ConceptMethods,
 ):
     """``PostgresMemoryStore("postgresql://user@host/db")``; ``pool_size`` connections at most; a server
     that gives no connection within ``timeout`` seconds counts as unreachable.

@@ -47,6 +47,12 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shared_items", ("seq",)),
     # the memory tools' audit
     ("tool_calls", ("seq",)),
+    ("concept_graphs", ("agent_id",)),
+    ("concept_nodes", ("seq",)),
+    ("concept_edges", ("seq",)),
+    ("concept_sources", ("node_id", "record_id")),
+    ("concept_versions", ("agent_id", "version")),
+    ("record_tiers", ("kind", "record_id")),
 )
 
 

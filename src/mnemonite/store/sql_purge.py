@@ -17,7 +17,7 @@ from mnemonite.errors import NotFoundError
 from mnemonite.models.conflict import PurgeRecord
 from mnemonite.models.search import SearchFilter
 from mnemonite.scope import Scope
-from mnemonite.store import sql_conflicts, sql_consolidator, sql_facts, sql_search
+from mnemonite.store import sql_concepts, sql_conflicts, sql_consolidator, sql_facts, sql_search
 from mnemonite.store.sql import Connection
 
 __all__ = ["EpisodePurgeMethods", "purge_episodes"]
@@ -41,6 +41,7 @@ async def purge_episodes(db: Connection, target: str | Scope, reason: str, deriv
     await db.execute(f"DELETE FROM episodes WHERE seq IN ({selected})", params)  # full text: trigger / generated
     await _forget_sources(db, sorted({row[3] for row in rows}))
     await sql_consolidator.forget_sessions(db, sorted({row[3] for row in rows}))
+    await sql_concepts.forget_records(db, "episode", [row[0] for row in rows])  # tiers, concept sources
     agents = {row[2] for row in rows}
     record = PurgeRecord(
         fact_ids=purged, episode_ids=[row[0] for row in rows], derived_fact_ids=facts, user=rows[0][1],

@@ -51,7 +51,23 @@ def where(db: Connection, kind: RecordKind, flt: SearchFilter, alias: str = "r")
         params.append(to_text(flt.until))
     if kind == "fact":
         _fact_where(db, flt, alias, parts, params)
+    if flt.lifecycle is not None:
+        _lifecycle_where(kind, flt.lifecycle, alias, parts, params)
     return " AND ".join(parts), params
+
+
+def _lifecycle_where(
+    kind: RecordKind, tiers: Sequence[str], alias: str, parts: list[str], params: list[object]
+) -> None:
+    """Records of ``tiers`` only, driven by the (small) set of records that have a tier row: no row is cold."""
+    kept = set(tiers)
+    named = sorted(kept - {"cold"}) if "cold" not in kept else sorted({"hot", "warm", "cold"} - kept)
+    marks = ", ".join("?" for _ in named) or "NULL"
+    negate = "NOT " if "cold" in kept else ""
+    parts.append(
+        f"{alias}.id {negate}IN (SELECT t.record_id FROM record_tiers t WHERE t.kind = ? AND t.tier IN ({marks}))"
+    )
+    params += [kind, *named]
 
 
 def _fact_where(db: Connection, flt: SearchFilter, alias: str, parts: list[str], params: list[object]) -> None:
@@ -213,7 +229,7 @@ async def neighbours(db: Connection, seqs: Sequence[int]) -> dict[int, tuple[int
 
 async def sources(db: Connection, flt: SearchFilter, limit: int = 1000) -> list[str]:
     """Distinct non-empty ``source_node`` values of the filter's scope (speakers, tools, ...)."""
-    clause, params = where(db, "episode", flt.model_copy(update={"since": None, "until": None}))
+    clause, params = where(db, "episode", flt.model_copy(update={"since": None, "until": None, "lifecycle": None}))
     rows = await db.execute_fetchall(
         f"SELECT DISTINCT r.source_node FROM episode_sources r WHERE {clause} LIMIT ?", (*params, limit)
     )

@@ -41,6 +41,7 @@ from mnemonite.store import sqlite_faults as faults
 from mnemonite.store.base import RecentOrder
 from mnemonite.store.filter_sql import FilterCompiler
 from mnemonite.store.rows import episode_values
+from mnemonite.store.sql_concepts import ConceptMethods
 from mnemonite.store.sql_conflicts import ConflictMethods
 from mnemonite.store.sql_consolidator import ConsolidatorMethods
 from mnemonite.store.sql_graph import GraphMethods
@@ -68,6 +69,7 @@ SCHEMA_FILES = (
     (8, "008_sensitivity_tool_calls.sql"),
     (9, "009_api_keys.sql"),
     (10, "010_consolidator.sql"),
+    (11, "011_concepts.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 BUSY_TIMEOUT = 10.0  # seconds; MemoryConfig.busy_timeout
@@ -108,6 +110,7 @@ class SQLiteMemoryStore(
     ToolCallMethods,
     SharedMethods,
     KeyMethods,
+    ConceptMethods,
 ):
     """The default store: ``SQLiteMemoryStore(path=Path("./memory.db"))``; ``":memory:"`` for a throwaway one."""
 
