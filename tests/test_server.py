@@ -55,7 +55,18 @@ def test_every_verb_has_exactly_one_route() -> None:
     served = {(method, route.path) for route in app.routes for method in getattr(route, "methods", ()) or ()}
     assert {(verb.method, verb.path) for verb in VERBS} <= served
     assert len({verb.name for verb in VERBS}) == len(VERBS)
-    assert {verb.tier for verb in VERBS} == {"episodic", "semantic", "search", "graph", "admin"}
+    assert {verb.tier for verb in VERBS} == {
+        "episodic",
+        "semantic",
+        "search",
+        "graph",
+        "admin",
+        "working",
+        "session",
+        "procedural",
+        "shared",
+        "tools",
+    }
 
 
 def test_semantic_verbs_remember_supersede_forget_and_replay(service: Service) -> None:

@@ -15,7 +15,9 @@ from mnemonite.memory import Memory
 from mnemonite.models import Episode, Fact
 from mnemonite.models.graph import Entity
 from mnemonite.models.keys import CAPABILITIES, ApiKey, Capability
+from mnemonite.models.tools import GuardTier
 from mnemonite.scope import Scope
+from mnemonite.tools import GuardPolicy
 
 __all__ = ["Principal"]
 
@@ -45,6 +47,21 @@ class Principal:
         """`PermissionDeniedError` unless the key was given ``capability``."""
         if capability not in self.capabilities:
             raise PermissionDeniedError(f"this API key cannot {capability}: it was created with {self._can()}")
+
+    def require_whole_user(self, why: str) -> None:
+        """`PermissionDeniedError` for a key bound to one agent: ``why`` the call reaches every agent's records."""
+        if self.agent is not None:
+            raise PermissionDeniedError(
+                f"this API key is bound to agent {self.agent!r}, but {why}: use a key bound to user {self.user!r} only"
+            )
+
+    def policy(self) -> GuardPolicy:
+        """The guard policy of the memory tools for this caller: every tool for a key that may write,
+        the reading ones only otherwise. The key holder is the host, so no call waits for approval."""
+        allowed: frozenset[GuardTier] = frozenset({"read", "add", "rewrite", "destroy"})
+        if "write" not in self.capabilities:
+            allowed = frozenset({"read"})
+        return GuardPolicy(allowed=allowed, needs_approval=frozenset())
 
     def _can(self) -> str:
         return "--can " + ",".join(c for c in CAPABILITIES if c in self.capabilities)

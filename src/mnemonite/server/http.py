@@ -22,7 +22,7 @@ from mnemonite.config import MemoryConfig
 from mnemonite.errors import InsecureServerError
 from mnemonite.memory import Memory
 from mnemonite.models.base import Model
-from mnemonite.server import admin, episodic, graph, semantic
+from mnemonite.server import admin, episodic, graph, procedural, semantic, session, shared, tools, working
 from mnemonite.server.mcp import authenticated, build_mcp
 from mnemonite.server.problems import HANDLERS, problem
 from mnemonite.server.verbs import Verb, add_routes
@@ -30,6 +30,8 @@ from mnemonite.server.verbs import Verb, add_routes
 __all__ = ["VERBS", "check_exposure", "create_app", "openapi", "openapi_document", "serve"]
 
 VERBS: tuple[Verb, ...] = (*episodic.VERBS, *semantic.VERBS, *graph.VERBS, *admin.VERBS)
+# the agent tiers and the nine memory tools
+VERBS += (*working.VERBS, *session.VERBS, *procedural.VERBS, *shared.VERBS, *tools.VERBS)
 MAX_BODY_BYTES = 1 << 20  # 1 MiB: a fact is at most 20,000 characters, a batch of episodes fits easily
 
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from fastapi import APIRouter, Body, Depends, FastAPI, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field, TypeAdapter
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from mnemonite.memory import Memory
 from mnemonite.models.base import Model
@@ -60,6 +60,7 @@ class Verb:
     body: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
     status: int = 200
+    media_type: str = "application/json"  # another type: the handler returns the body's bytes
     adapter: TypeAdapter[Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -126,8 +127,8 @@ def _endpoint(verb: Verb) -> Callable[..., Awaitable[Response]]:
         who: Principal = kwargs.pop("who")
         body = kwargs.pop("body", None)
         result = await verb.handler(Call(request.app.state.memory, who, body, kwargs))
-        content = verb.adapter.dump_json(result, by_alias=True)
-        return Response(content, status_code=verb.status, media_type="application/json")
+        content = result if isinstance(result, bytes) else verb.adapter.dump_json(result, by_alias=True)
+        return Response(content, status_code=verb.status, media_type=verb.media_type)
 
     params = [
         inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request),
@@ -159,14 +160,34 @@ def add_routes(router: APIRouter | FastAPI, verbs: Iterable[Verb]) -> None:
             verb.path,
             _endpoint(verb),
             methods=[verb.method],
-            response_model=verb.response,
+            response_model=verb.response if verb.media_type == "application/json" else None,
+            response_class=_response_class(verb.media_type),
             status_code=verb.status,
             summary=verb.summary,
             description=inspect.getdoc(verb.handler) or "",
             operation_id=verb.name,
             tags=[verb.tier],
-            responses=_problems(verb),
+            responses=_problems(verb) | _raw(verb),
         )
+
+
+def _response_class(media_type: str) -> type[Response]:
+    """The response class FastAPI documents a verb's answer with (its media type)."""
+    if media_type == "application/json":
+        return JSONResponse
+    return type("RawResponse", (Response,), {"media_type": media_type})
+
+
+def _raw(verb: Verb) -> dict[int | str, dict[str, Any]]:
+    """The answer of a verb that is not JSON: its media type, as a string."""
+    if verb.media_type == "application/json":
+        return {}
+    return {
+        verb.status: {
+            "description": "Successful Response",
+            "content": {verb.media_type: {"schema": {"type": "string"}}},
+        }
+    }
 
 
 def _problems(verb: Verb) -> dict[int | str, dict[str, Any]]:
