@@ -19,52 +19,89 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from live_server import running
-from mnemonite import SyncMemory
+from mnemonite import Scope, SyncMemory
+from mnemonite.models.messages import Message
+from mnemonite.privacy import MARKER
 from mnemonite.server import create_app
+from mnemonite.tools import catalog
 
-TOOLS = {"remember", "search", "recall", "forget"}
+TOOLS = set(catalog.TOOLS)
 
 
 def result(called: Any) -> Any:
     assert not called.is_error, called.content
-    content = called.structured_content
-    return content["result"] if set(content) == {"result"} else content
+    return called.structured_content
+
+
+def error(called: Any) -> dict[str, str]:
+    assert called.is_error, called.structured_content
+    body: dict[str, str] = json.loads(called.content[0].text)["error"]
+    return body
+
+
+def resource(read: Any) -> Any:
+    return json.loads(read.contents[0].text)
+
+
+def plant_other_users(db: str) -> str:
+    """Bob's fact and block, which a server for alice must never show; returns the fact's id."""
+    with SyncMemory.open(db) as mem:
+        mem.working.define(Scope(user="bob", agent="rag"), "human", "Name: Bob, from Oslo")
+        return mem.semantic.remember(Scope(user="bob", agent="rag"), "I live in Oslo").id
 
 
 async def test_stdio_server_for_one_user(tmp_path: Path) -> None:
     db = str(tmp_path / "m.db")
-    with SyncMemory.open(db) as mem:  # another user's fact, which the stdio server must never show
-        from mnemonite import Scope
-
-        other = mem.semantic.remember(Scope(user="bob", agent="rag"), "I live in Oslo").id
-    command = ["-c", "from mnemonite.cli import main; main()", "mcp", "--db", db, "--user", "alice", "--agent", "rag"]
+    other = plant_other_users(db)
+    with SyncMemory.open(db) as mem:
+        scope = Scope(user="alice", agent="rag", session="s1")
+        mem.working.define(scope, "human", "Name: Alice", limit=60)
+        mem.working.define(scope, "vault", "PIN 4321", sensitivity="secret")
+        mem.session.push(scope, Message("user", "the gate code is 55"))
+    command = ["-c", "from mnemonite.cli import main; main()", "mcp", "--db", db, "--user", "alice", "--agent", "rag",
+               "--session", "s1"]  # fmt: skip
     params = StdioServerParameters(command=sys.executable, args=command, env={"PYTHONPATH": os.pathsep.join(sys.path)})
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         started = await session.initialize()
-        assert started.server_info.name == "mnemonite" and "remember" in (started.instructions or "")
+        assert started.server_info.name == "mnemonite" and "fact_remember" in (started.instructions or "")
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert set(tools) == TOOLS
         assert all(len(tool.description or "") > 80 for tool in tools.values())  # written for a model to read
-        assert "text" in tools["remember"].input_schema["required"]
-        made = result(await session.call_tool("remember", {"text": "I live in Paris"}))
+        assert tools["fact_remember"].input_schema["required"] == ["text"]
+        assert tools["fact_forget"].annotations is not None and tools["fact_forget"].annotations.destructive_hint
+        made = result(await session.call_tool("fact_remember", {"text": "I live in Paris"}))
         assert made["decision"] == "admit"
-        moved = result(await session.call_tool("remember", {"text": "I moved to Lisbon"}))
-        assert moved["decision"] == "supersede" and moved["replaced"] == [made["fact_id"]]
-        hits = result(await session.call_tool("search", {"query": "where does the user live", "k": 3}))
+        moved = result(await session.call_tool("fact_remember", {"text": "I moved to Lisbon"}))
+        assert moved["decision"] == "supersede" and moved["replaced_ids"] == [made["fact_id"]]
+        hits = result(await session.call_tool("fact_search", {"query": "where does the user live", "k": 3}))["facts"]
         assert hits[0]["text"] == "I moved to Lisbon" and all("Oslo" not in hit["text"] for hit in hits)
-        recalled = result(await session.call_tool("recall", {"limit": 5}))
-        assert [item["text"] for item in recalled] == ["I moved to Lisbon"]
-        refused = await session.call_tool("forget", {"fact_id": other})
-        assert refused.is_error and "NotFoundError" in refused.content[0].text and "Oslo" not in str(refused)
-        bad = await session.call_tool("remember", {"text": "   "})
-        assert bad.is_error and "InvalidInputError" in bad.content[0].text
-        assert result(await session.call_tool("forget", {"fact_id": moved["fact_id"]}))["status"] == "forgotten"
-        uris = {str(resource.uri) for resource in (await session.list_resources()).resources}
-        assert {"mnemonite://facts", "mnemonite://entities"} <= uris
-        facts = json.loads((await session.read_resource("mnemonite://facts")).contents[0].text)  # type: ignore[union-attr]
-        assert facts == []
-        history = await session.read_resource(f"mnemonite://facts/{made['fact_id']}")
-        assert [f["text"] for f in json.loads(history.contents[0].text)] == ["I live in Paris", "I moved to Lisbon"]  # type: ignore[union-attr]
+        appended = result(await session.call_tool("block_append", {"label": "human", "text": "Lives in Lisbon"}))
+        assert appended["value"] == "Name: Alice\nLives in Lisbon"
+        assert error(await session.call_tool("block_append", {"label": "human", "text": "x" * 80}))["code"] == (
+            "over_limit")  # fmt: skip
+        said = result(await session.call_tool("conversation_search", {"query": "gate"}))["messages"]
+        assert [m["content"] for m in said] == ["the gate code is 55"]
+        refused = await session.call_tool("fact_forget", {"fact_id": other})
+        assert error(refused)["code"] == "not_found" and "Oslo" not in str(refused)
+        assert error(await session.call_tool("fact_remember", {"text": "x", "user": "bob"}))["code"] == (
+            "scope_not_allowed")  # fmt: skip
+        assert error(await session.call_tool("drop_tables", {}))["code"] == "unknown_tool"
+        assert result(await session.call_tool("fact_forget", {"fact_id": moved["fact_id"]}))["status"] == "forgotten"
+        uris = {str(r.uri) for r in (await session.list_resources()).resources}
+        assert {"mnemonite://blocks", "mnemonite://facts", "mnemonite://entities"} <= uris
+        templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
+        assert {"mnemonite://blocks/{label}", "mnemonite://facts/{fact_id}"} <= templates
+        blocks = resource(await session.read_resource("mnemonite://blocks"))
+        assert [(b["label"], b["value"]) for b in blocks] == [("human", "Name: Alice\nLives in Lisbon"),
+                                                              ("vault", MARKER)]  # fmt: skip
+        assert resource(await session.read_resource("mnemonite://blocks/human"))["value"].startswith("Name: Alice")
+        assert resource(await session.read_resource("mnemonite://facts")) == []
+        history = resource(await session.read_resource(f"mnemonite://facts/{made['fact_id']}"))
+        assert [f["text"] for f in history] == ["I live in Paris", "I moved to Lisbon"]
+    with SyncMemory.open(db) as mem:  # every call is in the audit log and the session's
+        calls = mem.tools.calls(Scope(user="alice", agent="rag"))
+        assert len(calls) == 10 and {c.tool for c in calls} >= {"fact_remember", "block_append"}
+        assert mem.session.attributed_for(Scope(user="alice", session="s1"), "rag").tool_calls
 
 
 @pytest.fixture
@@ -75,6 +112,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
                 for name, user, can in (("alice", "alice", "read,write"), ("bob", "bob", "read,write"),
                                         ("reader", "alice", "read"), ("revoked", "alice", "read,write"))}  # fmt: skip
         mem.keys.revoke(mem.keys.all("alice")[-1].id)
+        mem.working.define(Scope(user="alice", agent="mcp"), "human", "Name: A")  # keys bound to a user: agent "mcp"
     with running(create_app(url)) as base:
         yield base, keys
 
@@ -95,18 +133,27 @@ async def test_streamable_http_runs_as_the_key(served: tuple[str, dict[str, str]
     base, keys = served
     async with over_http(base, keys["alice"]) as alice:
         assert {tool.name for tool in (await alice.list_tools()).tools} == TOOLS
-        made = result(await alice.call_tool("remember", {"text": "My passport number is X1234567"}))
-        assert result(await alice.call_tool("search", {"query": "passport"}))[0]["id"] == made["fact_id"]
+        made = result(await alice.call_tool("fact_remember", {"text": "My passport number is X1234567"}))
+        assert result(await alice.call_tool("fact_search", {"query": "passport"}))["facts"][0]["id"] == made["fact_id"]
+        secret = result(await alice.call_tool("fact_remember", {"text": "My PIN is 9876", "sensitivity": "secret"}))
+        shown = result(await alice.call_tool("fact_search", {"query": "PIN", "k": 5}))["facts"]
+        assert [f["text"] for f in shown if f["id"] == secret["fact_id"]] == [MARKER]
+        assert (
+            result(await alice.call_tool("block_append", {"label": "human", "text": "Tea"}))["value"] == "Name: A\nTea"
+        )
+        assert error(await alice.call_tool("block_append", {"label": "nothing", "text": "x"}))["code"] == "not_found"
+        assert [b["label"] for b in resource(await alice.read_resource("mnemonite://blocks"))] == ["human"]
     async with over_http(base, keys["bob"]) as bob:
-        assert result(await bob.call_tool("search", {"query": "passport number"})) == []
-        assert result(await bob.call_tool("recall", {})) == []
-        refused = await bob.call_tool("forget", {"fact_id": made["fact_id"]})
-        assert refused.is_error and "X1234567" not in str(refused)
-        assert json.loads((await bob.read_resource("mnemonite://facts")).contents[0].text) == []  # type: ignore[union-attr]
+        assert result(await bob.call_tool("fact_search", {"query": "passport number"}))["facts"] == []
+        refused = await bob.call_tool("fact_forget", {"fact_id": made["fact_id"]})
+        assert error(refused)["code"] == "not_found" and "X1234567" not in str(refused)
+        assert resource(await bob.read_resource("mnemonite://facts")) == []
+        assert resource(await bob.read_resource("mnemonite://blocks")) == []
     async with over_http(base, keys["reader"]) as reader:
-        denied = await reader.call_tool("remember", {"text": "I like jazz"})
-        assert denied.is_error and "PermissionDeniedError" in denied.content[0].text
-        assert result(await reader.call_tool("recall", {}))[0]["status"] == "active"  # alice's fact, untouched
+        assert error(await reader.call_tool("fact_remember", {"text": "I like jazz"}))["code"] == "not_allowed"
+        assert error(await reader.call_tool("fact_forget", {"fact_id": made["fact_id"]}))["code"] == "not_allowed"
+        facts = result(await reader.call_tool("fact_search", {"query": "passport"}))["facts"]
+        assert facts[0]["id"] == made["fact_id"]  # alice's fact, untouched
 
 
 @pytest.mark.parametrize("key", [None, "revoked", "forged"])

@@ -72,6 +72,9 @@ def serve(
 def mcp(
     user: UserOption,
     agent: Annotated[str, typer.Option("--agent", "-a", help="Agent id the facts are kept under.")] = "mcp",
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="A conversation the tools search and log their calls in.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Accepted for symmetry: stdout is the protocol.")] = False,
     db: DbOption = None,
 ) -> None:
@@ -81,7 +84,7 @@ def mcp(
     with _extras("mcp"):
         from mnemonite.server.mcp import serve_stdio
     config = MemoryConfig.from_env(None, url=db or globals_().db)
-    asyncio.run(serve_stdio(config, user=user, agent=agent))
+    asyncio.run(serve_stdio(config, user=user, agent=agent, session=session))
 
 
 @keys_app.command("create")

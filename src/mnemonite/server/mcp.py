@@ -1,6 +1,9 @@
 """The MCP server (the official ``mcp`` SDK): memory tools and resources for a model, over stdio or HTTP.
 
-Tools: ``remember``, ``search``, ``recall``, ``forget``. Resources: the user's current facts
+Tools: the nine memory tools (``block_append`` ... ``conversation_search``), listed with the
+dispatcher's schemas and run by it (`mnemonite.tools`), exactly as ``mem.tools.for_scope(scope)``
+and ``POST /v1/tools/{tool}`` run them. Resources: the agent's working blocks (``mnemonite://blocks``,
+``mnemonite://blocks/{label}``; a secret block's value is a marker), the user's current facts
 (``mnemonite://facts``), one fact (``mnemonite://facts/{fact_id}``) and the graph's entities
 (``mnemonite://entities``). Every call runs as one `Principal`: fixed for a stdio server started
 for one user, or the API key of each HTTP request (`authenticated`), so a key reaches only its scope.
@@ -16,6 +19,8 @@ from typing import Any, TypeVar, cast
 import orjson
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
+from mcp_types import Tool as MCPTool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemonite import __version__
@@ -23,39 +28,79 @@ from mnemonite.config import MemoryConfig
 from mnemonite.errors import MnemoniteError
 from mnemonite.memory import Memory
 from mnemonite.models import Fact
-from mnemonite.models.fact import MemoryType
-from mnemonite.models.graph import RecallOptions
+from mnemonite.models.blocks import Block
+from mnemonite.privacy import redact_record
+from mnemonite.scope import Scope as MemoryScope
 from mnemonite.server.auth import Principal
 from mnemonite.server.problems import problem, status_of
+from mnemonite.tools import TOOLS
+from mnemonite.tools.export import mcp_tools
 
 __all__ = ["DEFAULT_AGENT", "authenticated", "build_mcp"]
 
-DEFAULT_AGENT = "mcp"  # the agent of facts written through a key bound to a user only
+DEFAULT_AGENT = "mcp"  # the agent of what is written through a key bound to a user only
 Method = TypeVar("Method", bound=Callable[..., Awaitable[Any]])
 CALLER: ContextVar[Principal | None] = ContextVar("mnemonite_mcp_caller", default=None)
+LISTED = [MCPTool.model_validate(entry) for entry in mcp_tools(TOOLS.values())]
 
 INSTRUCTIONS = (
-    "Long-term memory of the user you are talking with. Call `search` before answering anything that may "
-    "depend on what the user told you before; call `remember` when the user states a lasting fact, "
-    "preference or decision about themselves; call `forget` when they retract one."
+    "Long-term memory of the user you are talking with. Your memory blocks (resource mnemonite://blocks) are"
+    " what you keep in mind: edit them with block_append, block_replace and block_rethink. Call fact_search"
+    " before answering anything that may depend on what the user told you before; call fact_remember when the"
+    " user states a lasting fact, preference or decision; fact_supersede when one changed; fact_forget when they"
+    " retract one. recall_episodes finds past conversations and events; conversation_search the current one."
 )
 
 
-def build_mcp(memory: Callable[[], Memory], caller: Principal | None = None) -> MCPServer:
+class MemoryServer(MCPServer):
+    """An MCP server whose tools are the nine memory tools of the dispatcher, bound to each call's caller."""
+
+    def __init__(self, caller: Callable[[], tuple[Memory, Principal, MemoryScope]]) -> None:
+        super().__init__("mnemonite", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+        self._caller = caller
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The nine memory tools, with the dispatcher's input and output schemas."""
+        return LISTED
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        spec = TOOLS.get(name)
+        return None if spec is None else spec.input.model_json_schema()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
+        """Run one tool through the dispatcher for the caller's scope; its error is a result the model reads."""
+        try:
+            mem, who, scope = self._caller()
+        except MnemoniteError as error:
+            return _failed(f"{type(error).__name__}: {error}")
+        result = await mem.tools.for_scope(scope, policy=who.policy()).call(name, arguments)
+        return CallToolResult(content=[TextContent(text=result.content())], structured_content=result.output,
+                              is_error=not result.ok)  # fmt: skip
+
+
+def _failed(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=text)], is_error=True)
+
+
+def build_mcp(memory: Callable[[], Memory], caller: Principal | None = None, session: str | None = None) -> MCPServer:
     """The MCP server over the memory ``memory()`` returns; ``caller`` fixes the principal (stdio),
-    else each HTTP request's key decides (see `authenticated`)."""
-    server = MCPServer("mnemonite", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    tools = _Tools(memory, caller)
-    for tool in (tools.remember, tools.search, tools.recall, tools.forget):
-        server.add_tool(tool, name=tool.__name__, description=(tool.__doc__ or "").strip())
-    server.resource("mnemonite://facts", name="facts", mime_type="application/json")(tools.facts_resource)
-    server.resource("mnemonite://entities", name="entities", mime_type="application/json")(tools.entities_resource)
-    server.resource("mnemonite://facts/{fact_id}", name="fact", mime_type="application/json")(tools.fact_resource)
+    else each HTTP request's key decides (see `authenticated`); ``session`` binds the tools to a
+    conversation (``conversation_search``, and each call logged in it)."""
+    resources = _Resources(memory, caller)
+    server = MemoryServer(lambda: resources.bound(session))
+    for uri, name, method in (
+        ("mnemonite://blocks", "blocks", resources.blocks_resource),
+        ("mnemonite://blocks/{label}", "block", resources.block_resource),
+        ("mnemonite://facts", "facts", resources.facts_resource),
+        ("mnemonite://entities", "entities", resources.entities_resource),
+        ("mnemonite://facts/{fact_id}", "fact", resources.fact_resource),
+    ):
+        server.resource(uri, name=name, mime_type="application/json")(method)
     return server
 
 
 def _told(method: Method) -> Method:
-    """A tool or resource whose typed errors reach the model as their message (not as a crash)."""
+    """A resource whose typed errors reach the model as their message (not as a crash)."""
 
     @functools.wraps(method)
     async def told(*args: Any, **kwargs: Any) -> Any:
@@ -67,8 +112,8 @@ def _told(method: Method) -> Method:
     return cast(Method, told)
 
 
-class _Tools:
-    """The tools and resources, bound to a memory and (optionally) a fixed caller."""
+class _Resources:
+    """The resources, bound to a memory and (optionally) a fixed caller."""
 
     def __init__(self, memory: Callable[[], Memory], caller: Principal | None) -> None:
         self._memory, self._caller = memory, caller
@@ -80,63 +125,25 @@ class _Tools:
         who.require(capability)
         return self._memory(), who
 
-    def _scope(self, who: Principal) -> Any:
+    def bound(self, session: str | None) -> tuple[Memory, Principal, MemoryScope]:
+        """The memory, the caller and the scope its tools run in (its agent, or DEFAULT_AGENT)."""
+        mem, who = self._who("read")
+        return mem, who, who.scope(agent=who.agent or DEFAULT_AGENT, session=session)
+
+    def _scope(self, who: Principal) -> MemoryScope:
         return who.scope(agent=who.agent or DEFAULT_AGENT)
 
     @_told
-    async def remember(
-        self, text: str, memory_type: MemoryType = "fact", tags: list[str] | None = None
-    ) -> dict[str, Any]:
-        """Store a lasting statement about the user in long-term memory, e.g. "I moved to Berlin",
-        "I prefer tea to coffee", "We chose PostgreSQL for the billing service".
-
-        Write one self-contained statement in the user's words (first person is fine). memory_type is one
-        of fact, preference, decision, experience, failure, observation. Memory resolves conflicts itself:
-        a changed fact supersedes the old one, a repeat is recognised as a duplicate. Returns what was
-        decided (admit, supersede, dedup or pending) and the id of the fact memory now holds.
-        """
-        mem, who = self._who("write")
-        decision = await mem.semantic.remember_with_decision(
-            self._scope(who),
-            text,
-            memory_type=memory_type,
-            tags=tags or [],
-            rule_id="mcp",
-        )
-        return {"decision": decision.kind, "fact_id": decision.fact_id, "reason": decision.reason,
-                "replaced": decision.matched_ids if decision.kind == "supersede" else []}  # fmt: skip
-
-    @_told
-    async def search(self, query: str, k: int = 5) -> list[dict[str, Any]]:
-        """Search the user's long-term memory (what they said, and the facts kept about them) for what
-        is relevant to a question, best first. Use a short natural-language query, e.g. "where does the
-        user live". Each result has the text, whether it is a fact or a past message, when, and a score.
-        """
+    async def blocks_resource(self) -> str:
+        """Your memory blocks (the labelled sections you keep in mind), oldest first; secret values are masked."""
         mem, who = self._who("read")
-        hits = await mem.search(who.scope(), query, max(1, min(k, 50)))
-        return [_hit(hit.tier, hit.record, hit.score) for hit in hits]
+        return orjson.dumps([_block(b) for b in await mem.working.list(self._scope(who))]).decode()
 
     @_told
-    async def recall(self, query: str | None = None, limit: int = 10) -> list[dict[str, Any]]:
-        """Recall the user's most important current facts (by salience: how recent, used and important),
-        optionally only those matching the words of query. Use at the start of a conversation to know
-        the user, or to list what memory holds on a topic.
-        """
+    async def block_resource(self, label: str) -> str:
+        """One of your memory blocks, by its label."""
         mem, who = self._who("read")
-        scored = await mem.graph.recall(
-            self._scope(who), RecallOptions(query=query or None, limit=max(1, min(limit, 100)))
-        )
-        return [_fact(item.fact) | {"score": round(item.score, 4)} for item in scored]
-
-    @_told
-    async def forget(self, fact_id: str) -> dict[str, Any]:
-        """Forget one fact, by the fact_id that search, recall or remember returned, when the user
-        retracts it or asks for it to be forgotten. It is no longer believed from now on (history keeps it).
-        """
-        mem, who = self._who("write")
-        fact = await who.fact(mem, fact_id)
-        forgotten = await mem.semantic.forget(fact.id)
-        return {"forgotten": forgotten.id, "text": forgotten.text, "status": forgotten.status}
+        return orjson.dumps(_block(await mem.working.read(self._scope(who), label))).decode()
 
     @_told
     async def facts_resource(self) -> str:
@@ -159,11 +166,10 @@ class _Tools:
         return orjson.dumps([_fact(f) for f in await mem.semantic.history(fact.id)]).decode()
 
 
-def _hit(tier: str, record: Any, score: float) -> dict[str, Any]:
-    if isinstance(record, Fact):
-        return _fact(record) | {"tier": tier, "score": round(score, 4)}
-    return {"tier": tier, "id": record.id, "text": record.content, "when": record.timestamp.isoformat(),
-            "session": record.session, "score": round(score, 4)}  # fmt: skip
+def _block(block: Block) -> dict[str, Any]:
+    shown = redact_record(block)
+    return {"label": shown.label, "value": shown.value, "description": shown.description, "chars": len(block.value),
+            "limit": shown.limit, "read_only": shown.read_only, "sensitivity": shown.sensitivity}  # fmt: skip
 
 
 def _fact(fact: Fact) -> dict[str, Any]:
@@ -197,9 +203,9 @@ def authenticated(app: ASGIApp, memory: Callable[[], Memory]) -> ASGIApp:
     return guarded
 
 
-async def serve_stdio(config: MemoryConfig, *, user: str, agent: str | None) -> None:
-    """Serve MCP over stdin/stdout for one (user, agent) until the host closes the pipe."""
+async def serve_stdio(config: MemoryConfig, *, user: str, agent: str | None, session: str | None = None) -> None:
+    """Serve MCP over stdin/stdout for one (user, agent[, session]) until the host closes the pipe."""
     caller = Principal.local(user, agent)
-    caller.scope()  # a blank user or agent fails before anything is opened
+    caller.scope(session=session)  # a blank user, agent or session fails before anything is opened
     async with await Memory.open(config=config) as mem:
-        await build_mcp(lambda: mem, caller).run_stdio_async()
+        await build_mcp(lambda: mem, caller, session).run_stdio_async()
