@@ -36,7 +36,13 @@ def alice_records(service: Service) -> dict[str, str]:
         fact = ok(http.post("/v1/facts", json={"text": SECRET}), 201)["fact"]["id"]
         episode = ok(http.post("/v1/episodes", json={"content": SECRET, "session": "s1"}), 201)["id"]
         entity = ok(http.post("/v1/entities", json={"name": SECRET, "entity_type": "secret"}), 201)["id"]
-    return {"fact_id": fact, "episode_id": episode, "entity_id": entity}
+        ok(http.post("/v1/blocks", json={"label": "passport", "value": SECRET}), 201)
+        ok(http.post("/v1/messages", json={"role": "user", "content": SECRET, "session": "s1"}), 201)
+        ok(http.post("/v1/procedures", json={"name": "travel", "steps": [SECRET]}), 201)
+        group = ok(http.post("/v1/groups", json={"name": "family"}), 201)["id"]
+        item = ok(http.post(f"/v1/groups/{group}/shares", json={"fact_id": fact}), 201)["id"]
+    return {"fact_id": fact, "episode_id": episode, "entity_id": entity, "label": "passport", "session": "s1",
+            "procedure": "travel", "group": group, "item_id": item}  # fmt: skip
 
 
 # A valid body or query for each verb that takes one, filled with the target's ids where it names any.
@@ -47,7 +53,36 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "graph.update_entity": {"name": "Mallory"},
     "graph.neighbors": {},
     "graph.edges": {"end": "in"},
+    "working.write": {"value": "overwritten"},
+    "working.append": {"text": "appended"},
+    "working.patch": {"old": "Alice", "new": "Mallory"},
+    "working.detach": {},
 }
+
+
+def sample(verb: str, intruder: str) -> dict[str, Any]:
+    """The body or query an intruder sends to a verb: a key bound to a user only names alice's agent."""
+    mine = "other" if intruder == "alice_other_agent" else "rag"
+    named = {"agent": "rag"} if intruder == "bob" else {}
+    tier = verb.split(".")[0]
+    if tier not in ("working", "session", "procedural", "shared"):
+        return SAMPLES.get(verb, {})
+    extra = {"session.attributed_for": {"agent": mine}, "working.attach": {"target": mine},
+             "session.search": {"query": "passport"}, "shared.add_member": {"member": {"user": "bob", "agent": "x"}},
+             "shared.remove_member": {"member_user": "alice", "member_agent": "rag"}, "shared.attach": {"block": "x"},
+             **SAMPLES}.get(verb, {})  # fmt: skip
+    return {**named, **extra} if verb not in ("session.attributed_for", "session.export") else extra
+
+
+def refusal(verb: str, intruder: str) -> tuple[int, str]:
+    """The status and error another tenant's ids get on a verb: 404, as for a missing record; a group the
+    key's agent is not in is 403 (the same answer as for no such group); compact and export refuse a key
+    bound to one agent before they look."""
+    if verb.startswith("shared."):
+        return 403, "GroupAccessError"
+    if verb in ("session.compact", "session.export") and intruder == "alice_other_agent":
+        return 403, "PermissionDeniedError"
+    return 404, "NotFoundError"
 
 
 def problem_of(response: httpx.Response, status: int) -> dict[str, Any]:
@@ -63,6 +98,13 @@ def assert_untouched(service: Service, ids: dict[str, str]) -> None:
         assert ok(http.get(f"/v1/facts/{ids['fact_id']}"))["status"] == "active"
         assert ok(http.get(f"/v1/entities/{ids['entity_id']}"))["name"] == SECRET
         assert ok(http.get(f"/v1/episodes/{ids['episode_id']}"))["content"] == SECRET
+        block = ok(http.get("/v1/blocks/passport"))
+        assert block["value"] == SECRET and block["agents"] == ["rag"]  # type: ignore[index]
+        assert [m["content"] for m in ok(http.get("/v1/sessions/s1/messages"))["items"]] == [SECRET]  # type: ignore[index]
+        assert [p["steps"] for p in ok(http.get("/v1/procedures"))["items"]] == [[SECRET]]  # type: ignore[index]
+        group = ok(http.get("/v1/groups"))[0]  # type: ignore[index]
+        assert [(m["user"], m["agent"]) for m in group["members"]] == [("alice", "rag")]
+        assert [i["id"] for i in ok(http.get("/v1/shared"))["items"]] == [ids["item_id"]]  # type: ignore[index]
 
 
 @pytest.mark.parametrize("intruder", ["bob", "alice_other_agent"])
@@ -72,14 +114,15 @@ def test_another_tenants_ids_are_404_on_every_route_that_takes_one(service: Serv
         with SyncMemory.open(service.memory, embedder=None) as mem:
             service.keys[intruder] = mem.keys.create("alice", agent="other", can="read,write,admin").secret
     routed = [verb for verb in VERBS if set(verb.path_ids) & set(ids)]
-    assert len(routed) >= 12
+    assert len(routed) >= 30
     with service.client(intruder) as http:
         for verb in routed:
             path = verb.path.format(**ids)
-            sample = SAMPLES.get(verb.name, {})
-            kwargs = {"json": sample} if verb.body is not None else {"params": sample}
-            body = problem_of(http.request(verb.method, path, **kwargs), 404)
-            assert SECRET not in str(body), verb.name
+            body = sample(verb.name, intruder)
+            kwargs = {"json": body} if verb.body is not None else {"params": body}
+            status, error = refusal(verb.name, intruder)
+            answer = problem_of(http.request(verb.method, path, **kwargs), status)
+            assert answer["error"] == error and SECRET not in str(answer), verb.name
         cross = [
             ("POST", "/v1/edges", {"json": {"source": ids["entity_id"], "target": ids["entity_id"], "relation": "X"}}),
             ("DELETE", "/v1/edges", {"params": {"source": ids["entity_id"], "target": "x", "relation": "X"}}),
@@ -91,9 +134,23 @@ def test_another_tenants_ids_are_404_on_every_route_that_takes_one(service: Serv
         ]  # fmt: skip
         for method, path, kwargs in cross:
             assert SECRET not in str(problem_of(http.request(method, path, **kwargs), 404)), path
+        mine = {"agent": "rag"} if intruder == "bob" else {}
+        own = ok(http.post("/v1/groups", json={"name": "crew", **mine}), 201)["id"]  # type: ignore[index]
+        shared = http.post(f"/v1/groups/{own}/shares", json={"fact_id": ids["fact_id"], **mine})
+        assert SECRET not in str(problem_of(shared, 404))
+        forged = http.post("/v1/tools/fact_forget", json={"arguments": {"fact_id": ids["fact_id"]}, **mine})
+        assert ok(forged)["error"]["code"] == "not_found" and SECRET not in forged.text  # type: ignore[index]
         reads = [("POST", "/v1/search", {"json": {"query": SECRET}}), ("GET", "/v1/facts", {}),
                  ("GET", "/v1/episodes", {}), ("GET", "/v1/entities", {}),
-                 ("POST", "/v1/recall", {"json": {"query": "passport"}})]  # fmt: skip
+                 ("POST", "/v1/recall", {"json": {"query": "passport"}}), ("GET", "/v1/blocks", {"params": mine}),
+                 ("POST", "/v1/blocks/compile", {"json": {**mine, "reveal": "x"}}),
+                 ("GET", "/v1/procedures", {"params": mine}), ("GET", "/v1/shared", {"params": mine}),
+                 ("GET", "/v1/groups", {"params": mine}),
+                 ("POST", "/v1/procedures/activate", {"json": {"task": "travel", **mine}}),
+                 ("POST", "/v1/tools/fact_search", {"json": {"arguments": {"query": "passport"}, **mine}}),
+                 ("POST", "/v1/tools/recall_episodes", {"json": {"arguments": {"query": "passport"}, **mine}}),
+                 ("POST", "/v1/tools/conversation_search",
+                  {"json": {"arguments": {"query": "passport"}, "session": "s1", **mine}})]  # fmt: skip
         for method, path, kwargs in reads:
             assert SECRET not in http.request(method, path, **kwargs).text, path
     assert_untouched(service, ids)

@@ -198,8 +198,8 @@ def test_the_nine_tools_over_http(service: Service) -> None:
         fact_id = made["output"]["fact_id"]
         assert ok(http.post("/v1/tools/fact_forget", json={"arguments": {"fact_id": fact_id}}))["ok"] is True
         ok(http.post("/v1/messages", json={"role": "user", "content": "the gate code is 55", "session": "s1"}), 201)
-        said = ok(http.post("/v1/tools/conversation_search", json={"arguments": {"query": "gate"}, "session": "s1"}))
-        assert said["output"]["messages"][0]["content"] == "the gate code is 55"
+        in_session = {"arguments": {"query": "gate"}, "session": "s1"}
+        problem(http.post("/v1/tools/conversation_search", json=in_session), 403, "PermissionDeniedError")
     with service.client("alice_ro") as http:
         problem(http.post("/v1/tools/fact_remember", json={"arguments": {"text": "x"}}), 403, "PermissionDeniedError")
         assert ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "Porto"}}))["ok"] is True
@@ -208,6 +208,8 @@ def test_the_nine_tools_over_http(service: Service) -> None:
         shown = ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "PIN"}, "agent": "rag",
                                                                "reveal": "audit"}))  # fmt: skip
         assert "My PIN is 9876" in [h["text"] for h in shown["output"]["facts"]]
+        said = ok(http.post("/v1/tools/conversation_search", json={**in_session, "agent": "rag"}))
+        assert said["output"]["messages"][0]["content"] == "the gate code is 55"
     with service.client("bob") as http:
         refused = ok(http.post("/v1/tools/fact_forget", json={"arguments": {"fact_id": fact_id}, "agent": "rag"}))
         assert refused["ok"] is False and refused["error"]["code"] == "not_found" and "Porto" not in str(refused)

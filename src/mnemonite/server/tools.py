@@ -2,7 +2,8 @@
 
 ``POST /v1/tools/{tool}`` runs one tool for the key's scope (its user, and its agent or the
 ``agent`` the request names; ``session`` binds ``conversation_search`` and logs the call in that
-session). The answer is the dispatcher's `ToolResult`, whose ``ok: false`` carries an error
+session: as that tool reads every participant's turns, only a key bound to the user alone may name
+one). The answer is the dispatcher's `ToolResult`, whose ``ok: false`` carries an error
 written for a model; an HTTP failure is for the request itself: an unknown tool (404), a key
 that may not write calling a tool that changes memory (403), ``reveal`` without ``admin`` (403).
 """
@@ -56,6 +57,8 @@ async def run_tool(call: Call[ToolBody]) -> ToolResult:
     if spec.guard != "read":
         call.who.require("write")
     b = call.body
+    if b.session is not None:
+        call.who.require_whole_user("conversation_search reads the turns of every agent taking part in the session")
     reveal = reveal_for(call, b.reveal)
     scope = call.who.scope(user=b.user, agent=b.agent, session=b.session)
     toolset = call.mem.tools.for_scope(scope, policy=call.who.policy())
