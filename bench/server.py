@@ -11,12 +11,13 @@ conflict pipeline), 50% search both tiers (`POST /v1/search`, k=5), each for a r
 key. The same calls then run in process (`Memory` methods, 64 concurrent tasks) on a second fresh memory of
 the same backend: the overhead is the server's throughput and median latency against that baseline.
 
-Then an adversarial pass on the loaded server: 20 victims each get a fact, an episode and an entity, found by
-a marker and holding a hidden code; another user's key (read, write and admin) calls every verb of
-`mnemonite.server.VERBS` with the victim's ids, or naming the victim's user; a revoked key and a forged one
-call every verb too. A leaked row is an answer that carries a victim's hidden code, a success with another
-tenant's id, a key that is not refused, or a victim record changed afterwards. Target: 0. The embedder is
-the packaged model.
+Then an adversarial pass on the loaded server: 20 victims each get a fact, an episode, an entity, a working
+block, a session message, a procedure and a group sharing the fact, found by a marker and holding a hidden
+code; another user's key (read, write and admin) calls every verb of `mnemonite.server.VERBS` with the
+victim's ids, labels, session, procedure name and group, or naming the victim's user, and calls the memory
+tools that take an id with the victim's; a revoked key and a forged one call every verb too. A leaked row is
+an answer that carries a victim's hidden code, a success with another tenant's id, a key that is not
+refused, or a victim record changed afterwards. Target: 0. The embedder is the packaged model.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import httpx
 
 from mnemonite import Episode, Memory, Scope
 from mnemonite.server import VERBS
+from mnemonite.server.verbs import Verb
 
 AGENT = "bench"
 WORDS = ("tea coffee jazz chess hiking Porto Berlin Lisbon python rust sailing piano cats dogs ramen tennis"
@@ -183,7 +185,22 @@ async def plant(client: httpx.AsyncClient, key: str, marker: str, hidden: str) -
     episode = await client.post("/v1/episodes", json={"content": text, "session": "s", "agent": AGENT}, headers=auth)
     body = {"name": marker, "entity_type": "secret", "properties": {"code": hidden}, "agent": AGENT}
     entity = await client.post("/v1/entities", json=body, headers=auth)
-    return {"fact_id": fact["fact"]["id"], "episode_id": episode.json()["id"], "entity_id": entity.json()["id"]}
+    ids = {"fact_id": fact["fact"]["id"], "episode_id": episode.json()["id"], "entity_id": entity.json()["id"]}
+    return ids | await plant_tiers(client, auth, marker, text, ids["fact_id"])
+
+
+async def plant_tiers(
+    client: httpx.AsyncClient, auth: dict[str, str], marker: str, text: str, fact_id: str
+) -> dict[str, str]:
+    """A victim's block, session message, procedure and group (sharing the fact): their path ids."""
+    mine = {"agent": AGENT}
+    await client.post("/v1/blocks", json={"label": marker, "value": text, **mine}, headers=auth)
+    await client.post("/v1/messages", json={"role": "user", "content": text, "session": marker, **mine}, headers=auth)
+    await client.post("/v1/procedures", json={"name": marker, "steps": [text], **mine}, headers=auth)
+    group = (await client.post("/v1/groups", json={"name": marker, **mine}, headers=auth)).json()["id"]
+    share = await client.post(f"/v1/groups/{group}/shares", json={"fact_id": fact_id, **mine}, headers=auth)
+    return {"label": marker, "session": marker, "procedure": marker, "group": group, "item_id": share.json()["id"],
+            "tool": "fact_search"}  # fmt: skip
 
 
 def attempts_for(verb_name: str, victim: str, ids: dict[str, str], marker: str) -> list[dict[str, Any]]:
@@ -227,10 +244,58 @@ def attempts_for(verb_name: str, victim: str, ids: dict[str, str], marker: str) 
                               {"json": {"entity": marker, "agent": AGENT}}],
         "graph.consolidate": [{"json": {"fact_ids": [fact], "text": "mine"}}],
         "graph.stats": [{"params": {**named, "agent": AGENT}}],
-    }  # fmt: skip
+    } | tier_attempts(victim, ids, marker)  # fmt: skip
     if verb_name not in tries:
         raise SystemExit(f"the adversarial pass has no attempt for the verb {verb_name}: add one")
     return tries[verb_name]
+
+
+# The memory tools that take an id: a success with the victim's is a leak.
+ID_TOOLS = ("fact_forget", "fact_supersede", "block_append", "block_replace", "block_rethink")
+
+
+def tier_attempts(victim: str, ids: dict[str, str], marker: str) -> dict[str, list[dict[str, Any]]]:
+    """The attempts on the agent tiers' verbs and the memory tools (``path`` names another tool)."""
+    named, mine, fact, label = {"user": victim}, {"agent": AGENT}, ids["fact_id"], ids["label"]
+    tools = [{"path": f"/v1/tools/{name}", "json": {"arguments": arguments, **mine}} for name, arguments in (
+        ("fact_forget", {"fact_id": fact}), ("fact_supersede", {"fact_id": fact, "text": "owned"}),
+        ("block_append", {"label": label, "text": "owned"}), ("block_replace", {"label": label, "old": marker,
+        "new": "owned"}), ("block_rethink", {"label": label, "value": "owned"}), ("fact_search", {"query": marker}),
+        ("recall_episodes", {"query": marker}))]  # fmt: skip
+    return {
+        "working.define": [{"json": {"label": "x", **mine, **named}}],
+        "working.list": [{"params": {**mine, **named}}, {"params": mine}],
+        "working.compile": [{"json": {**mine, **named}}, {"json": {**mine, "reveal": "intrusion"}}],
+        "working.read": [{"params": mine}], "working.detach": [{"json": mine}],
+        "working.write": [{"json": {"value": "owned", **mine}}],
+        "working.append": [{"json": {"text": "owned", **mine}}],
+        "working.patch": [{"json": {"old": marker, "new": "owned", **mine}}],
+        "working.attach": [{"json": {"target": "intruder", **mine}}],
+        "session.push": [{"json": {"role": "user", "content": "x", "session": ids["session"], **mine, **named}}],
+        "session.list": [{"params": mine}, {"params": {}}], "session.search": [{"json": {"query": marker}}],
+        "session.attributed_for": [{"params": mine}], "session.flush_important": [{"json": {}}],
+        "session.compact": [{"json": {"keep_last": 0}}],
+        "session.export": [{"params": {}}, {"params": {"reveal": "intrusion"}}],
+        "procedural.define": [{"json": {"name": "x", "steps": ["x"], **mine, **named}}],
+        "procedural.list": [{"params": {**mine, **named}}, {"params": mine}],
+        "procedural.activate": [{"json": {"task": marker, **mine}}], "procedural.remove": [{"params": mine}],
+        "shared.create": [{"json": {"name": "x", **mine, **named}}], "shared.groups": [{"params": {**mine, **named}}],
+        "shared.list_for": [{"params": mine}, {"params": {**mine, "group": ids["group"]}}],
+        "shared.add_member": [{"json": {"member": {"user": "intruder", "agent": AGENT}, **mine}}],
+        "shared.remove_member": [{"params": {"member_user": victim, "member_agent": AGENT, **mine}}],
+        "shared.attach": [{"json": {"block": label, **mine}}], "shared.detach": [{"params": mine}],
+        "tools.list": [{}], "tools.call": tools,
+    }  # fmt: skip
+
+
+def leaked_by(verb: Verb, path: str, hidden: str, answer: httpx.Response) -> bool:
+    """Whether an intruder's answer leaked: the hidden code, or a success on a path naming the victim's
+    record (a memory tool's success with the victim's id)."""
+    if hidden in answer.text:
+        return True
+    if verb.name == "tools.call":
+        return path.rsplit("/", 1)[1] in ID_TOOLS and answer.status_code < 400 and answer.json().get("ok") is True
+    return bool(set(verb.path_ids) - {"tool"}) and answer.status_code < 400
 
 
 def report(leaked: bool, verb: str, who: str, answer: httpx.Response) -> bool:
@@ -255,10 +320,11 @@ async def adversarial(client: httpx.AsyncClient, keys: dict[str, str], bad: dict
             if verb.name in GLOBAL:
                 continue
             for attempt in attempts_for(verb.name, victim, ids, marker):
-                answer = await client.request(verb.method, verb.path.format(**ids), headers=intruder, **attempt)
+                sent = dict(attempt)
+                path = sent.pop("path", verb.path.format(**ids))
+                answer = await client.request(verb.method, path, headers=intruder, **sent)
                 calls += 1
-                leaked = hidden in answer.text or (bool(verb.path_ids) and answer.status_code < 400)
-                leaks += report(leaked, verb.name, "another user's key", answer)
+                leaks += report(leaked_by(verb, path, hidden, answer), verb.name, "another user's key", answer)
         for secret in bad.values():
             for verb in VERBS:
                 answer = await client.request(verb.method, verb.path.format(rule_id="r", **ids),
@@ -272,7 +338,22 @@ async def adversarial(client: httpx.AsyncClient, keys: dict[str, str], bad: dict
         entity = (await client.get(f"/v1/entities/{ids['entity_id']}", headers=auth)).json()
         episode = await client.get(f"/v1/episodes/{ids['episode_id']}", headers=auth)
         leaks += fact.get("status") != "active" or entity.get("name") != marker or episode.status_code != 200
+        leaks += not await tiers_untouched(client, auth, marker, ids)
     return leaks, calls
+
+
+async def tiers_untouched(client: httpx.AsyncClient, auth: dict[str, str], marker: str, ids: dict[str, str]) -> bool:
+    """Whether the victim's block, session, procedure and group are as planted."""
+    mine = {"agent": AGENT}
+    block = (await client.get(f"/v1/blocks/{marker}", params=mine, headers=auth)).json()
+    said = (await client.get(f"/v1/sessions/{marker}/messages", params=mine, headers=auth)).json()
+    steps = (await client.get("/v1/procedures", params=mine, headers=auth)).json()
+    shared = (await client.get("/v1/shared", params=mine, headers=auth)).json()
+    groups = (await client.get("/v1/groups", params=mine, headers=auth)).json()
+    return (block.get("value", "").startswith(marker) and block.get("agents") == [AGENT]
+            and len(said.get("items", [])) == 1 and [p["name"] for p in steps.get("items", [])] == [marker]
+            and [i["id"] for i in shared.get("items", [])] == [ids["item_id"]]
+            and [len(g["members"]) for g in groups] == [1])  # fmt: skip
 
 
 # -- the run ----------------------------------------------------------------------------------------
