@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
@@ -28,6 +29,10 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
     with SyncMemory.open(url, embedder=None) as mem:
         secret = mem.keys.create("fuzz", can="read,write,admin").secret
     with running(create_app(url)) as base:
+        # The first query loads the model (seconds on a busy machine): not what a 10-second client timeout measures.
+        warm = httpx.post(f"{base}/v1/search", json={"query": "warm up"}, headers={"Authorization": f"Bearer {secret}"},
+                          timeout=600)  # fmt: skip
+        assert warm.status_code == 200, warm.text
         yield base, secret
 
 
