@@ -98,7 +98,11 @@ def http_call(client: httpx.AsyncClient, key: str, op: str, user: str, text: str
     }[op]
 
     async def call() -> bool:
-        answer = await client.post(path, json=body, headers={"Authorization": f"Bearer {key}"})
+        try:
+            answer = await client.post(path, json=body, headers={"Authorization": f"Bearer {key}"})
+        except httpx.TransportError as error:  # counted as an error of the run, not a crash of the benchmark
+            print(f"{op}: {type(error).__name__}: {error}", file=sys.stderr)
+            return False
         return answer.status_code < 400
 
     return call
