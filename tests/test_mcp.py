@@ -17,6 +17,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from live_server import running
 from mnemonite import Scope, SyncMemory
@@ -149,6 +150,11 @@ async def test_streamable_http_runs_as_the_key(served: tuple[str, dict[str, str]
         assert error(refused)["code"] == "not_found" and "X1234567" not in str(refused)
         assert resource(await bob.read_resource("mnemonite://facts")) == []
         assert resource(await bob.read_resource("mnemonite://blocks")) == []
+        with pytest.raises(MCPError) as refused_block:
+            await bob.read_resource("mnemonite://blocks/human")
+        assert "NotFoundError" in str(refused_block.value) and "Name: A" not in str(refused_block.value)
+        with pytest.raises(MCPError, match="NotFoundError"):  # another tenant's fact, as a missing one
+            await bob.read_resource(f"mnemonite://facts/{made['fact_id']}")
     async with over_http(base, keys["reader"]) as reader:
         assert error(await reader.call_tool("fact_remember", {"text": "I like jazz"}))["code"] == "not_allowed"
         assert error(await reader.call_tool("fact_forget", {"fact_id": made["fact_id"]}))["code"] == "not_allowed"

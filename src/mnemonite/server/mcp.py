@@ -18,14 +18,14 @@ from typing import Any, TypeVar, cast
 
 import orjson
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp_types import CallToolResult, TextContent
 from mcp_types import Tool as MCPTool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemonite import __version__
 from mnemonite.config import MemoryConfig
-from mnemonite.errors import MnemoniteError
+from mnemonite.errors import MnemoniteError, NotFoundError
 from mnemonite.memory import Memory
 from mnemonite.models import Fact
 from mnemonite.models.blocks import Block
@@ -100,14 +100,16 @@ def build_mcp(memory: Callable[[], Memory], caller: Principal | None = None, ses
 
 
 def _told(method: Method) -> Method:
-    """A resource whose typed errors reach the model as their message (not as a crash)."""
+    """A resource whose typed errors reach the client as their message (not as an internal error);
+    a missing record is the protocol's "not found"."""
 
     @functools.wraps(method)
     async def told(*args: Any, **kwargs: Any) -> Any:
         try:
             return await method(*args, **kwargs)
         except MnemoniteError as error:
-            raise ToolError(f"{type(error).__name__}: {error}") from None
+            kind = ResourceNotFoundError if isinstance(error, NotFoundError) else ResourceError
+            raise kind(f"{type(error).__name__}: {error}") from None
 
     return cast(Method, told)
 
