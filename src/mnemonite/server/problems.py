@@ -31,8 +31,8 @@ _STATUS: tuple[tuple[type[errors.MnemoniteError], int], ...] = (
     (errors.AuthenticationError, 401),
     (errors.PermissionDeniedError, 403),
     (errors.NotFoundError, 404),
-    # the agent tiers: a group the agent is not in (or does not own) is refused as one that does not exist;
-    # a read-only block or a taken label is a conflict with what memory holds
+    # the agent tiers: a group the agent is not in (or does not own) is refused, with the same answer whether it
+    # exists or not; a read-only block or a taken label is a conflict with what memory holds
     (errors.GroupAccessError, 403),
     (errors.ReadOnlyBlockError, 409),
     (errors.BlockConflictError, 409),
