@@ -44,6 +44,11 @@ def clip(text: str | None, limit: int = CLIP) -> str:
     return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
 
 
+def short(text: str, limit: int = 24) -> str:
+    """A label cut to ``limit`` characters (a picture has no room to say how much was left out)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def shown(text: str | None, sensitivity: str | None) -> str:
     """What a page may show of a record's text: a secret one is a marker."""
     return redact(text or "", sensitivity or "internal")
@@ -67,7 +72,7 @@ _env = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_env.filters.update(when=when, clip=clip, score=score)
+_env.filters.update(when=when, clip=clip, score=score, short=short)
 _env.globals.update(link=link, shown=shown, version=__version__)
 
 
