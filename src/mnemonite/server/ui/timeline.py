@@ -10,12 +10,15 @@ from starlette.responses import Response
 
 from mnemonite.models import Episode
 from mnemonite.models.messages import Message
+from mnemonite.search import SearchOptions
 from mnemonite.server.ui.access import Viewer, moment, number, page, text
 from mnemonite.server.ui.render import html
 
 __all__ = ["Entry", "router"]
 
 router = APIRouter()
+# A filter matches words, not meanings: full text only, from the store's index (no model call, no cache to load).
+TEXT_ONLY = SearchOptions(use_vectors=False, lexical="fts5", embed_pending=0, embed_head=0)
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,8 @@ async def _timeline(request: Request, v: Viewer) -> Response:
     limit = number(request, "limit", 100, 1, 1000)
     scope = v.scope(session)
     if words is not None:  # a full-text match, searched: it reaches past the newest ``limit`` episodes
-        hits = await v.mem.episodic.search(scope, words, limit, since=since, until=until)
-        episodes = [hit.record for hit in hits if isinstance(hit.record, Episode) and hit.fulltext_rank is not None]
+        hits = await v.mem.episodic.search(scope, words, limit, since=since, until=until, options=TEXT_ONLY)
+        episodes = [hit.record for hit in hits if isinstance(hit.record, Episode)]
     else:
         episodes = await v.mem.episodic.recent(scope, limit=limit)
     messages = await v.mem.session.list(scope, limit=limit)
