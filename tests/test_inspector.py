@@ -178,3 +178,29 @@ def _when_up(url: str) -> httpx.Response:
         except httpx.ConnectError:
             time.sleep(0.1)
     raise AssertionError(f"{url} never answered")
+
+
+def test_every_view_renders_on_both_stores(memory_url: str) -> None:
+    with SyncMemory.open(memory_url) as mem:
+        old = mem.semantic.remember(ALEX, "I live in Paris", subject="user", predicate="lives in", object="Paris")
+        new = mem.semantic.supersede(old.id, "I live in Berlin")
+        ada = mem.graph.create_entity(ALEX, name="Ada", entity_type="person")
+        acme = mem.graph.create_entity(ALEX, name="Acme", entity_type="company")
+        mem.graph.relate(ALEX, source=ada.id, target=acme.id, relation="WORKS_AT")
+        mem.episodic.record(Scope(user="alex", session="s1", agent="a"), "We talked about the Berlin flat")
+        mem.working.define(ALEX, "persona", "Alex likes short answers")
+        secret = mem.keys.create("alex", can="read,write,admin").secret
+    expected = {
+        "/ui/timeline": "Berlin flat",
+        "/ui/timeline?q=flat": "Berlin flat",
+        "/ui/facts": "I live in Paris",
+        f"/ui/facts/{new.id}": "SUPERSEDES",
+        "/ui/conflicts": "I live in Paris",
+        f"/ui/graph?entity={ada.id}&depth=3": "WORKS_AT",
+        "/ui/search?q=where+does+alex+live": "I live in Berlin",
+        "/ui/status": "Alex likes short answers",
+    }
+    with TestClient(create_app(memory_url, mcp=False), headers={"Authorization": f"Bearer {secret}"}) as client:
+        for path, text in expected.items():
+            answer = client.get(path)
+            assert answer.status_code == 200 and text in answer.text, path
