@@ -23,6 +23,7 @@ from mnemonite.models import Fact
 from mnemonite.models.conflict import JudgeVerdict
 from mnemonite.server import create_app
 from mnemonite.server.ui.drawing import Axis, bars, on_rings
+from ui_browser import chromium_path
 
 ALEX = Scope(user="alex", agent="a")
 ROOT = Path(__file__).resolve().parents[1]
@@ -204,3 +205,11 @@ def test_every_view_renders_on_both_stores(memory_url: str) -> None:
         for path, text in expected.items():
             answer = client.get(path)
             assert answer.status_code == 200 and text in answer.text, path
+
+
+def test_without_chromium_the_browser_tests_fail_saying_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(pytest.fail.Exception, match=r"sudo apt-get install -y chromium"):
+        chromium_path()
