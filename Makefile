@@ -59,6 +59,7 @@ bench: $(DEV)
 	$(PY) bench/reliability.py
 	$(PY) bench/server.py --requests 1000
 	$(PY) bench/agent.py
+	$(PY) bench/ui.py
 
 # The HTTP API's OpenAPI document, checked in (a test fails when it is stale).
 openapi: $(DEV)

@@ -34,7 +34,7 @@ from mnemonite.models import (
     RuleState,
     StoreHealth,
 )
-from mnemonite.models.conflict import ConflictDecision, PurgeRecord
+from mnemonite.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from mnemonite.models.consolidator import ConsolidatorStatus, Phase, PhaseReport, TopicEpisode
 from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
 from mnemonite.models.graph import (
@@ -255,6 +255,9 @@ class SyncSemanticTier:
 
     def resolve_pending(self, scope: Scope, judge: ConflictJudge | None = None) -> list[ConflictDecision]:
         return self._run(self._tier.resolve_pending(scope, judge))
+
+    def decide_pending(self, fact_id: str, verdict: JudgeVerdict, *, scope: Scope | None = None) -> ConflictDecision:
+        return self._run(self._tier.decide_pending(fact_id, verdict, scope=scope))
 
     def history(self, fact_id: str) -> list[Fact]:
         return self._run(self._tier.history(fact_id))

@@ -17,6 +17,7 @@ from mnemonite.cli import (
     facts,
     graph,
     groups,
+    inspector,
     lifecycle,
     procedures,
     rules,
@@ -42,6 +43,7 @@ _COMMAND_GROUPS = (
     groups,
     concepts,
     lifecycle,
+    inspector,
 )  # imported for their commands
 
 

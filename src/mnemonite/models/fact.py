@@ -124,7 +124,8 @@ class FactFilter(Model):
     By default: the facts memory holds now (not superseded, not forgotten).
     ``as_of`` (system time) replays what memory believed at that moment; ``valid_at``
     (world time) asks what held at that moment, superseded history included and
-    retracted (forgotten) facts excluded. ``agent=None`` widens to every agent.
+    retracted (forgotten) facts excluded. ``agent=None`` widens to every agent. A ``status``
+    without either moment reads every fact of that status, past ones too (``superseded``, ``forgotten``).
     """
 
     user: str

@@ -25,6 +25,7 @@ from mnemonite.models.base import Model
 from mnemonite.server import admin, episodic, graph, procedural, semantic, session, shared, tools, working
 from mnemonite.server.mcp import authenticated, build_mcp
 from mnemonite.server.problems import HANDLERS, problem
+from mnemonite.server.ui import add_inspector
 from mnemonite.server.verbs import Verb, add_routes
 
 __all__ = ["VERBS", "check_exposure", "create_app", "openapi", "openapi_document", "serve"]
@@ -65,10 +66,12 @@ def create_app(
     verbs: Iterable[Verb] = VERBS,
     mcp: bool = True,
     host: str = "127.0.0.1",
+    ui: bool = True,
 ) -> FastAPI:
     """The HTTP API over the memory at ``memory_url`` (opened when the app starts, closed when it stops),
     or over an open ``memory`` (left open). ``mcp=False`` leaves the MCP endpoint out; ``host`` is where
-    the server listens (on loopback, the MCP endpoint also refuses other Host headers: DNS rebinding)."""
+    the server listens (on loopback, the MCP endpoint also refuses other Host headers: DNS rebinding);
+    ``ui=False`` leaves the inspector's pages (``/ui``) out."""
     holder: dict[str, Memory] = {}
     mcp_server = build_mcp(lambda: holder["memory"]) if mcp else None
 
@@ -88,6 +91,8 @@ def create_app(
     add_routes(app, verbs)
     app.add_api_route("/health", _liveness, methods=["GET"], response_model=Liveness, tags=["health"],
                       summary="Whether the server answers (no API key needed).")  # fmt: skip
+    if ui:
+        add_inspector(app)
     if mcp_server is not None:
         endpoint = mcp_server.streamable_http_app(
             streamable_http_path="/", stateless_http=True, json_response=True, host=host

@@ -310,7 +310,7 @@ async def query_facts(db: Connection, query: FactFilter, now: datetime) -> list[
         where.append("recorded_at <= ? AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ? OR superseded_at > ?)")
         where.append("NOT (status = 'forgotten' AND superseded_at <= ?)")
         params += [as_of, valid_at, valid_at, as_of, as_of]
-    else:
+    elif query.as_of is not None or query.status is None:
         where.append("recorded_at <= ? AND (superseded_at IS NULL OR superseded_at > ?)")
         params += [as_of, as_of]
     for column, value in (("status", query.status), ("subject", query.subject), ("predicate", query.predicate)):

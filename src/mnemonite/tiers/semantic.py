@@ -28,7 +28,7 @@ from mnemonite.models import (
     UpdateDelta,
     parse_delta,
 )
-from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, PurgeRecord
+from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
 from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
@@ -358,6 +358,22 @@ class SemanticTier:
         if decisions and self._after_write is not None:
             await self._after_write()
         return decisions
+
+    async def decide_pending(
+        self, fact_id: str, verdict: JudgeVerdict, *, scope: Scope | None = None
+    ) -> ConflictDecision:
+        """Apply one verdict (a person's review, or any judge's) to one pending fact and log it (stage "judge").
+
+        With ``scope``, a fact of another user (or agent) raises `NotFoundError` as an unknown id does;
+        a fact that is no longer pending raises `FactConflictError` and nothing changes.
+        """
+        fact = await self._get_in(fact_id, scope)
+        if fact.status != "pending":
+            raise FactConflictError(f"fact {fact_id!r} is {fact.status}, not pending: there is nothing to decide")
+        decision = await self._store.resolve_pending(fact, verdict)
+        if self._after_write is not None:
+            await self._after_write()
+        return decision
 
     async def _candidates_for(self, fact: Fact) -> list[Fact]:
         """The current facts a pending one was found close to."""
