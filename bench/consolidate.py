@@ -123,7 +123,9 @@ def extraction(path: Path) -> dict[str, float]:
     for row in rows:
         extractor = extractors.setdefault(row["conversation"], Extractor())
         found = []
-        if row["speaker"].lower() not in MACHINE_SPEAKERS:
+        if row["speaker"].lower() in MACHINE_SPEAKERS:
+            extractor.hear(row["text"], speaker=row["speaker"])
+        else:
             found = [s.text for s in extractor.extract(row["text"], speaker=row["speaker"], about_user=False)]
         counts["turns"] += 1
         counts["extracted"] += len(found)
