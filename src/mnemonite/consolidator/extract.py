@@ -102,12 +102,31 @@ _NOT_ADVERBS = {"fly", "reply", "apply", "rely", "supply", "ally", "bully", "tal
 # of their own ("we all", "they both"), and an unknown lower-case word in their place is read as a verb.
 _NOT_VERBS = set(
     "all both each the a an my our your his her their its this that these those to of in on at for with from by "
-    "about as and or but so if then than too very more most some any no one two three".split()
+    "about as and or but so if then than too very more most some any no one two three since because when while "
+    "after before until though although unless whether where which who what how like into onto over under "
+    "through during without within across around near".split()
 )
 # A clause that ends on one of these lost its object ("Melanie loves to", "Jo is obsessed with those").
 _DANGLING = set(
     "to of in on at for with from by about as and or but a an the my our your his her their this that these those "
-    "it them us one so".split()
+    "it them us one so myself yourself himself herself ourselves themselves".split()
+)
+# Endings of adjectives, gerunds and nouns: such a word after a subject is not its verb ("I supportive").
+_NOT_VERB_ENDINGS = (
+    "ing",
+    "ive",
+    "al",
+    "ful",
+    "ous",
+    "ic",
+    "able",
+    "ible",
+    "less",
+    "ness",
+    "ment",
+    "tion",
+    "sion",
+    "ity",
 )
 _COLLECTIVE = re.compile(r"\b(?:each other|one another|us|we all|all of us|together)\b", re.IGNORECASE)
 # "Mom" and "Dad" name the speaker's parent: "Mom called" is "my mom called".
@@ -132,6 +151,7 @@ _RELATION = re.compile(
     r"boyfriend|fiancée?|boss|manager|roommate|flatmate|colleague|neighbou?r|niece|nephew|aunt|uncle|dog|cat),? "
     r"(?P<name>[A-Z][a-z]+)\b"
 )
+_YES_WORDS = re.compile(r"^\s*(?:yes|yeah|yep|yup|sure|of course|definitely|absolutely)\b[\s,!.]*", re.IGNORECASE)
 _QUESTION_CONTRACTIONS = ((r"\bwhat's\b", "what is"), (r"\bwho's\b", "who is"), (r"\bwhere's\b", "where is"),
                           (r"\bwhen's\b", "when is"), (r"\bhow's\b", "how is"))  # fmt: skip
 _MODALS = {"will", "would", "can", "could", "should", "might", "must", "may", "cannot", "used"}
@@ -188,8 +208,13 @@ class EnglishStatements:
 
     def reply(self, question: str, sentence: str) -> str | None:
         """The first-person statement a short answer (a fragment, or a yes) makes to a question put to its speaker."""
-        if any(self.statement(clause) for clause in self.clauses(sentence)):
-            return first_person(question, "yes") if agrees(sentence) else None
+        if agrees(sentence) and any(self.statement(clause) for clause in self.clauses(sentence)):
+            return first_person(question, "yes")
+        if _INTERJECTION.match(sentence) and not agrees(sentence):  # "Thanks, Mel!" answers nothing
+            return None
+        words = _YES_WORDS.sub("", sentence).split()
+        if any(word[:1].islower() and _is_verb(word) and not _is_adverb(word.strip(",.!")) for word in words):
+            return None  # a sentence of its own ("It is a chance to ..."), not a fragment
         return first_person(question, sentence)
 
     def extra(self, sentence: str) -> list[str]:
@@ -335,7 +360,10 @@ def _agree(rest: list[str]) -> list[str]:
 def _verb_led(words: list[str]) -> bool:
     """Whether a piece after "and" starts with a verb of an elided subject ("... and come back on the 12th")."""
     head = words[0].lower().split("'")[0]
-    return _is_verb(head) or (len(words) >= 3 and _looks_verb(head) and not head.endswith("s"))
+    if _is_verb(head):
+        return True
+    # an unknown word leads a verb phrase unless a known verb follows it ("support groups improved my life")
+    return len(words) >= 3 and _looks_verb(head) and not head.endswith("s") and not any(map(_is_verb, words[1:3]))
 
 
 def _is_adverb(word: str) -> bool:
@@ -349,7 +377,7 @@ def _after_adverbs(words: list[str]) -> str:
 
 def _looks_verb(word: str) -> bool:
     """Whether a word right after a subject pronoun reads as its verb: a lower-case word, not a function word."""
-    return word.isalpha() and word.islower() and word not in _NOT_VERBS
+    return word.isalpha() and word.islower() and word not in _NOT_VERBS and not word.endswith(_NOT_VERB_ENDINGS)
 
 
 def _dangling(words: list[str]) -> bool:

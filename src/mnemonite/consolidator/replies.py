@@ -23,6 +23,7 @@ _ASKED_YES_NO = re.compile(rf"^{_AUX}\s+you\s+(?P<vp>.+?)\s*\?$", re.IGNORECASE)
 _NOUN_PHRASE_START = re.compile(
     r"^(?:a|an|the|on|in|at|by|for|with|about|every|around|since|from|to|my|our|once|twice|\d+)\b"
 )
+_ADVERBIAL = re.compile(r"^(?:every|on|in|at|since|for|about|around|once|twice|\d+|from|near|by|with)\b")
 _PREPOSITION = re.compile(r"^(?:in|at|on|near|by|from|to|outside|inside|close to)\b", re.IGNORECASE)
 _DECLINE = re.compile(r"^(?:no|nope|not|never|nah|i do not|i did not)\b", re.IGNORECASE)
 _YES = re.compile(r"^(?:yes|yeah|yep|yup|sure|of course|definitely|absolutely)\b[\s,!.]*", re.IGNORECASE)
@@ -74,8 +75,10 @@ def first_person(question: str, answer: str) -> str | None:
             _doing(match.group("wh").lower(), match.group("aux").lower(), match.group("vp"), reply) if reply else None
         )
     if (match := _ASKED_YES_NO.match(asked)) and (agreed or reply):
-        vp = _ANY.sub("", _mine(match.group("vp")))
-        tail = _lower(reply) if _NOUN_PHRASE_START.match(reply.lower()) else ""  # "Love it." adds nothing
+        vp = _ANY.sub("", _mine(re.split(r",? or ", match.group("vp"))[0]))  # "... or know anyone who ...?"
+        tail = (
+            _lower(reply) if _ADVERBIAL.match(reply.lower()) else ""
+        )  # "Love it." or "A buddy of mine ..." adds nothing
         return None if vp.split()[0].lower() in _NEWS else _clause(match.group("aux").lower(), vp, tail)
     return None
 
