@@ -210,17 +210,21 @@ async def _statements(
             chunk = people[start : start + _CHUNK]
             answer = await ask(ctx, tally, "standard", prompts.EXTRACT, _extract_prompt(chunk, job, names))
             if answer is None:
-                return _rule_statements(ctx, people, job.user, names)
+                return _rule_statements(ctx, turns, job.user, names)
             for turn_id, text in _parsed_statements(answer, {turn.id for turn in chunk}):
                 planned.setdefault(turn_id, []).append(text)
         return planned
-    return _rule_statements(ctx, people, job.user, names)
+    return _rule_statements(ctx, turns, job.user, names)
 
 
 def _rule_statements(ctx: Context, turns: Sequence[Turn], user: str, names: Sequence[str]) -> dict[str, list[str]]:
+    """Statements per message id, read in order; an assistant's messages are read for their questions only."""
     extractor = Extractor(ctx.statements)
     planned: dict[str, list[str]] = {}
     for turn in turns:
+        if is_machine(turn):
+            extractor.hear(turn.content, speaker=turn.speaker)
+            continue
         found = extractor.extract(turn.content, speaker=turn.speaker, about_user=is_user(turn.speaker, user, names))
         if found:
             planned[turn.id] = [statement.text for statement in found]

@@ -204,11 +204,12 @@ class SearchEngine:
             gathered = [await self._gather(tier, text, readers, flt, opts) for tier in flt.tiers]
         finally:
             qvecs = await embedding
-        await self._rank(flt.tiers, gathered, qvecs, opts)
+        tier_qvecs = await self._tier_queries(text, gathered, readers, qvecs, opts)
+        await self._rank(flt.tiers, gathered, tier_qvecs, opts)
         scored: list[tuple[float, Tier, int]] = []
         explain: dict[Tier, Explain] = {}
-        for tier, found in zip(flt.tiers, gathered, strict=True):
-            tier_scored, explain[tier] = await self._tier(tier, found, readers, qvecs, opts, settled)
+        for tier, found, tier_vecs in zip(flt.tiers, gathered, tier_qvecs, strict=True):
+            tier_scored, explain[tier] = await self._tier(tier, found, readers, tier_vecs, opts, settled)
             scored += tier_scored
         scored.sort(key=lambda item: (-item[0], item[1], item[2]))  # ties: by tier, then oldest first
         best = scored[: max(k, opts.rerank_depth if reranker else k) * 2]
@@ -220,6 +221,25 @@ class SearchEngine:
             hits = await self._weigh_salience(hits, opts.salience_weight)
         self._users.settle((KIND_OF_TIER[tier], flt.scope.user) for tier in flt.tiers)
         return hits[:k]
+
+    async def _tier_queries(
+        self, text: str, gathered: list[_Gathered], readers: list[Embedder], qvecs: QueryVectors, opts: SearchOptions
+    ) -> list[QueryVectors]:
+        """The query's vectors per tier: of the query without the source names it boosts, where it names any.
+
+        The boost stands for the name, as it does in the full-text terms. Left in, a name dominates
+        the cosine of short texts that carry it (facts name their subject; turns start with their
+        speaker), and records that merely mention the person outrank those that answer: on
+        ``bench/locomo.py`` and ``bench/consolidate.py`` taking it out raised R@10 and MRR.
+        """
+        stripped: dict[str, QueryVectors] = {}
+        out = []
+        for found in gathered:
+            query = q.without(text, found.named) if found.named and opts.source_boost and readers else ""
+            if query and query not in stripped:
+                stripped[query] = await self._query_vectors(query, readers, opts.query_path)
+            out.append(stripped[query] if query else qvecs)
+        return out
 
     @staticmethod
     async def _query_vectors(text: str, readers: list[Embedder], query_path: bool) -> dict[str, tuple[int, Vector]]:
@@ -282,7 +302,7 @@ class SearchEngine:
             self._purged = purged
         index = await self._user(kind, flt.scope.user)
         allowed = await self._store.selected(kind, flt) if _narrows(kind, flt) else None
-        names = await self._sources(index, flt, last) if kind == "episode" else []
+        names = await self._sources(index, flt, last) if kind == "episode" else await self._store.sources(flt)
         named = q.mentioned(text, names)
         vecs, tail = {}, {}
         if self._ranker is None:
@@ -353,7 +373,7 @@ class SearchEngine:
         self,
         tiers: Sequence[Tier],
         gathered: list[_Gathered],
-        qvecs: dict[str, tuple[int, Vector]],
+        tier_qvecs: list[QueryVectors],
         opts: SearchOptions,
     ) -> None:
         """Full text of every tier, and vector candidates from a store that ranks them: its queries
@@ -362,7 +382,7 @@ class SearchEngine:
         if self._ranker is not None:
             queries = [
                 asyncio.ensure_future(self._ranked(KIND_OF_TIER[tier], found.flt, qvecs, opts.candidates))
-                for tier, found in zip(tiers, gathered, strict=True)
+                for tier, found, qvecs in zip(tiers, gathered, tier_qvecs, strict=True)
             ]
             await asyncio.sleep(0)  # the queries leave now
         try:
@@ -406,6 +426,9 @@ class SearchEngine:
             fused = self._fuse(lexical, cosine, opts, missing)
         if kind == "episode":
             fused = await self._boost(fused, found.named, opts)
+        elif found.named and opts.source_boost:  # a fact speaks for its source turns' speakers (provenance)
+            for seq in await self._store.facts_from_sources(_head(fused, opts.candidates), found.named):
+                fused[seq] *= 1 + opts.source_boost
 
         def explain(seq: int, score: float) -> dict[str, float | int | None]:
             """Why a record scored what it did; computed only for the records that make the head."""

@@ -31,3 +31,10 @@ def mentioned(query: str, names: Iterable[str]) -> list[str]:
     """The names that occur in the query as whole words (case-insensitive)."""
     lowered = query.lower()
     return [name for name in names if re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", lowered)]
+
+
+def without(query: str, names: Iterable[str]) -> str:
+    """The query with the given names (and their possessive ``'s``) taken out, spaces tidied."""
+    for name in names:
+        query = re.sub(rf"(?<!\w){re.escape(name)}(?:['\u2019]s)?(?!\w)", " ", query, flags=re.IGNORECASE)
+    return " ".join(query.split())

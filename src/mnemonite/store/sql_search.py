@@ -248,6 +248,19 @@ async def from_sources(db: Connection, seqs: Sequence[int], names: Sequence[str]
     return {int(row[0]) for row in rows}
 
 
+async def facts_from_sources(db: Connection, seqs: Sequence[int], names: Sequence[str]) -> set[int]:
+    """Which of the facts ``seqs`` were promoted from an episode of one of ``names`` (provenance)."""
+    if not seqs or not names:
+        return set()
+    marks, name_marks = ", ".join("?" for _ in seqs), ", ".join("?" for _ in names)
+    rows = await db.execute_fetchall(
+        f"SELECT f.seq FROM facts f WHERE f.seq IN ({marks}) AND EXISTS (SELECT 1 FROM fact_sources s"
+        f" JOIN episodes e ON e.id = s.episode_id WHERE s.fact_id = f.id AND lower(e.source_node) IN ({name_marks}))",
+        (*seqs, *[n.lower() for n in names]),
+    )
+    return {int(row[0]) for row in rows}
+
+
 async def pending_texts(db: Connection, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
     """Records after the model's index position that have no vector yet, oldest first.
 
@@ -530,6 +543,10 @@ class SearchMethods:
     async def from_sources(self, seqs: Sequence[int], names: Sequence[str]) -> set[int]:
         async with self._sql_read() as db:
             return await from_sources(db, seqs, names)
+
+    async def facts_from_sources(self, seqs: Sequence[int], names: Sequence[str]) -> set[int]:
+        async with self._sql_read() as db:
+            return await facts_from_sources(db, seqs, names)
 
     async def pending_texts(self, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
         async with self._sql_read() as db:

@@ -70,6 +70,7 @@ SCHEMA_FILES = (
     (9, "009_api_keys.sql"),
     (10, "010_consolidator.sql"),
     (11, "011_concepts.sql"),
+    (12, "012_fact_sources_by_fact.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 BUSY_TIMEOUT = 10.0  # seconds; MemoryConfig.busy_timeout
