@@ -1,6 +1,6 @@
 """Retrieval quality on LoCoMo (development split): mnemonite's default search vs plain BM25 and dense.
 
-    python bench/locomo.py [--data ../shared/bench/locomo/locomo-dev.json]
+    python bench/locomo.py [--data ../shared/bench/locomo/locomo-dev.json] [--routing-only] [--conversations IDS]
 
 Every dialog turn is stored as one episode, text ``[<session date>] <speaker>: <text>``,
 source node = the speaker, one user per conversation, one session per LoCoMo session.
@@ -24,7 +24,10 @@ at the session's end, then search with ``mem.retrieve``: "router" routes each qu
 keywords (``route="auto"``), "concept graph first" takes the GRAPH route for every question; the
 graph is built once at the spec's shift threshold 0.30 and once at 0.60 (with a stronger graph
 boost). The concept graph's own figures (nodes, schematic nodes, versions, shifts per session,
-consolidation time) are printed after the table.
+consolidation time) are printed after the table. "multi-hop route" takes the MULTIHOP route for every question
+(a second search from the best first hit's distinctive words, fused under a guard); the router sends there the
+questions that ask for a set of things. ``--routing-only`` runs only the default and the routed rows (built on the
+0.30 graph), ``--conversations conv-26,conv-30`` a subset, for shorter runs.
 LoCoMo is CC BY-NC 4.0, used here as test data only.
 """
 
