@@ -7,8 +7,9 @@ search's best hit, so records that share what that hit is about (the activity, t
 people) rise, and fuses the two rankings: each hit's score divided by its list's best, summed
 with ``weight`` for the second list. The first ``guard`` hits of the first search keep their
 places, so a second hop can add evidence beside a single answer but never push that answer down.
-Weight 0.75 and guard 3 were chosen on the LoCoMo development split (``bench/locomo.py``: they
-raised multi-hop R@10 by about two points without lowering the overall R@10 or MRR).
+Weight 0.75, guard 3 and the 20% share that makes a word common were chosen on the LoCoMo development
+split (``bench/locomo.py``: on every question, multi-hop R@10 0.457 -> 0.483, overall R@10 0.742 -> 0.755, MRR
+0.571 -> 0.573).
 """
 
 from __future__ import annotations
