@@ -7,6 +7,7 @@ import pytest
 
 from mnemonite import Episode, Memory, MemoryConfig, Scope, SyncMemory
 from mnemonite.concepts import EventNode
+from mnemonite.errors import InvalidInputError
 from mnemonite.models.search import SearchFilter, SearchHit
 from mnemonite.search.hops import HOP_DEPTH, fuse_hops, second_query
 from mnemonite.search.routing import route_for
@@ -149,6 +150,9 @@ async def test_multihop_route_adds_a_second_hop_from_the_best_hit(memory_url: st
         expected = fuse_hops(first, second, weight=mem._router.hop_weight)[:8]
         assert [(h.record.id, h.score) for h in routed.hits] == [(h.record.id, h.score) for h in expected]
         assert (await mem.retrieve("bob", question, route="multihop")).hits == []  # nothing found: no second hop
+        for bad_question, bad_k in (("   ", 5), (question, 0)):
+            with pytest.raises(InvalidInputError):
+                await mem.retrieve("alice", bad_question, bad_k, route="multihop")
     finally:
         await mem.close()
 

@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from mnemonite.errors import InvalidInputError
 from mnemonite.models.base import Model
 from mnemonite.models.concepts import GraphResult
 from mnemonite.models.episode import Episode
@@ -139,6 +140,8 @@ class AdaptiveRetriever:
         return RoutedSearch(route="flat", reason=reason, hits=await self._search(scope, question, k))
 
     async def _multihop(self, scope: Scope, question: str, k: int, reason: str) -> RoutedSearch:
+        if k < 1:  # both hops read deeper than k, so the search would not catch it
+            raise InvalidInputError(f"k must be >= 1, got {k}")
         depth = max(k, hops.HOP_DEPTH)
         first = await self._search(scope, question, depth)
         if not first:
