@@ -1,6 +1,6 @@
 """Retrieval quality on LoCoMo (development split): mnemonite's default search vs plain BM25 and dense.
 
-    python bench/locomo.py [--data ../shared/bench/locomo/locomo-dev.json]
+    python bench/locomo.py [--data ../shared/bench/locomo/locomo-dev.json] [--routing-only] [--conversations IDS]
 
 Every dialog turn is stored as one episode, text ``[<session date>] <speaker>: <text>``,
 source node = the speaker, one user per conversation, one session per LoCoMo session.
@@ -24,7 +24,10 @@ at the session's end, then search with ``mem.retrieve``: "router" routes each qu
 keywords (``route="auto"``), "concept graph first" takes the GRAPH route for every question; the
 graph is built once at the spec's shift threshold 0.30 and once at 0.60 (with a stronger graph
 boost). The concept graph's own figures (nodes, schematic nodes, versions, shifts per session,
-consolidation time) are printed after the table.
+consolidation time) are printed after the table. "multi-hop route" takes the MULTIHOP route for every question
+(a second search from the best first hit's distinctive words, fused under a guard); the router sends there the
+questions that ask for a set of things. ``--routing-only`` runs only the default and the routed rows (built on the
+0.30 graph), ``--conversations conv-26,conv-30`` a subset, for shorter runs.
 LoCoMo is CC BY-NC 4.0, used here as test data only.
 """
 
@@ -61,6 +64,7 @@ ROUTED = {
     "router: route auto (spec keywords; graph at shift 0.30)": ("auto", ""),
     "concept graph first: GRAPH route for every question (shift 0.30)": ("graph", ""),
     "concept graph first: shift 0.60, graph boost 0.3": ("graph", "-t0.6"),
+    "multi-hop route for every question (second hop from the best hit, guard 3)": ("multihop", ""),
 }
 VARIANTS = {"": (0.30, None), "-t0.6": (0.60, 0.3)}
 
@@ -150,7 +154,7 @@ Method = Callable[[str, str, int], "asyncio.Future[list[str]] | Any"]
 
 
 async def evaluate(
-    data: list[dict[str, Any]],
+    data: list[dict[str, Any]], routing_only: bool = False
 ) -> tuple[dict[str, dict[int, list[list[float]]]], Evidence, dict[str, float]]:
     evidence = Evidence()
     results: dict[str, dict[int, list[list[float]]]] = {}
@@ -167,12 +171,19 @@ async def evaluate(
         timings["store + embed turns (s)"] = time.perf_counter() - started
         timings["turns"] = embedded
         methods = _methods()
-        graphs = {variant: await _concept_graphs(mem, data, variant) for variant in VARIANTS}
+        variants = list(VARIANTS)
+        if routing_only:  # the default beside the routed rows that need only the spec's graph
+            methods = {"mnemonite default": methods["mnemonite default"]}
+            variants = [""]
+            for name in [n for n, (_, v) in ROUTED.items() if v not in variants]:
+                del ROUTED[name]
+        graphs = {variant: await _concept_graphs(mem, data, variant) for variant in variants}
         for sample, episodes in conversations:
-            await _conversation(mem, sample, episodes, methods, evidence, results, timings)
+            await _conversation(mem, sample, episodes, methods, evidence, results, timings, routed=True)
         await mem.close()
     GRAPH_STATS.update(graphs)
-    await _lagging(data, results, timings)
+    if not routing_only:
+        await _lagging(data, results, timings)
     return results, evidence, timings
 
 
@@ -292,6 +303,8 @@ async def _conversation(
     evidence: Evidence,
     results: dict[str, dict[int, list[list[float]]]],
     timings: dict[str, float],
+    *,
+    routed: bool = False,
 ) -> None:
     prefix = f"{sample['sample_id']}/"
     ids = [e.id.removeprefix(prefix) for e in episodes]
@@ -329,7 +342,7 @@ async def _conversation(
                 fused = rrf_fusion([lexical, dense], [1.0, 1.0], 60)
                 ranked = [ids[i] for i in sorted(fused, key=lambda i: -fused[i])]
             results.setdefault(name, {}).setdefault(qa["category"], []).append(metrics(ranked, wanted))
-        if len(methods) > 1:  # the main memory's run (the lagging rows have memories of their own)
+        if routed:  # the main memory's run (the lagging rows have memories of their own)
             for name in ROUTED:
                 started = time.perf_counter()
                 ranked = await _routed(mem, sample, question, name, prefix)
@@ -340,9 +353,16 @@ async def _conversation(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--conversations", help="comma-separated sample ids (e.g. conv-26,conv-30); default: all")
+    parser.add_argument(
+        "--routing-only", action="store_true", help="only the default and the routed rows (no ablations or baselines)"
+    )
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
-    results, evidence, timings = asyncio.run(evaluate(data))
+    if args.conversations:
+        wanted = set(args.conversations.split(","))
+        data = [sample for sample in data if sample["sample_id"] in wanted]
+    results, evidence, timings = asyncio.run(evaluate(data, args.routing_only))
     print(f"LoCoMo {args.data.name}: {len(data)} conversations, {int(timings['turns'])} turns embedded")
     print(
         "\n| method | R@1 | R@5 | R@10 | R@20 | MRR | "

@@ -70,6 +70,16 @@ def test_search_route_auto_says_which_route_and_why(tmp_path: Path) -> None:
     assert runner.invoke(app, ["search", "x", "-u", "alice", "--route", "sideways", "--db", url]).exit_code == 2
 
 
+def test_search_route_multihop_says_so_on_the_result(tmp_path: Path) -> None:
+    url = _memory(tmp_path / "m.db")
+    question = "which kubernetes deployments have we run?"
+    routed = json.loads(_run("search", question, "-u", "alice", "--route", "auto", "--json", "--db", url))
+    assert routed["route"] == "multihop" and "second hop from the best hit" in routed["reason"]
+    assert {h["record"]["id"] for h in routed["hits"]} == {"k0", "k1"}
+    result = runner.invoke(app, ["search", "deployments", "-u", "alice", "--route", "multihop", "--db", url])
+    assert result.exit_code == 0 and "route: multihop (route given; second hop" in result.stderr
+
+
 def test_route_choices_match_the_library() -> None:
     assert {r.value for r in Route} == {"auto", *get_args(routing.Route)}
 

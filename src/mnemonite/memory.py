@@ -317,7 +317,8 @@ class Memory:
         agent: str | None = None,
     ) -> RoutedSearch:
         """Retrieval routed by the query (see `mnemonite.search.routing`): SEQUENTIAL (the newest
-        episodes), GRAPH (flat search re-ranked by the scope user's concept graph of ``agent``, default the scope's;
+        episodes), MULTIHOP (a second search from the best hit, for questions that ask for a set of things),
+        GRAPH (flat search re-ranked by the scope user's concept graph of ``agent``, default the scope's;
         flat when the graph gives nothing) or FLAT (`search`). The result says which and why."""
         routed = await self._router.retrieve(as_scope(scope), query, k, route=route, agent=agent)
         await self._accessed(routed.hits)

@@ -42,6 +42,7 @@ class Route(StrEnum):
 
     auto = "auto"
     sequential = "sequential"
+    multihop = "multihop"
     graph = "graph"
     flat = "flat"
 
@@ -66,7 +67,9 @@ def search(
     ] = False,
     route: Annotated[
         Route | None,
-        typer.Option(help="Routed retrieval: auto picks sequential, graph or flat by the query (says which and why)."),
+        typer.Option(
+            help="Routed retrieval: auto picks sequential, multihop, graph or flat by the query (says which and why)."
+        ),
     ] = None,
     as_json: JsonOption = False,
     nl: NlOption = False,

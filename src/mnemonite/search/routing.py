@@ -1,8 +1,12 @@
-"""`AdaptiveRetriever`: each query routed to SEQUENTIAL, GRAPH or FLAT retrieval by keywords (no model call).
+"""`AdaptiveRetriever`: each query routed to SEQUENTIAL, MULTIHOP, GRAPH or FLAT retrieval by keywords (no
+model call).
 
 The spec's heuristics: "last time", "previously", "earlier", "before", "recent" -> SEQUENTIAL
 (the newest records); "how", "why", "relationship", "explain", "cause", "effect", or a query
 longer than 80 characters -> GRAPH (the concept graph); anything else -> FLAT (hybrid search).
+A fourth route, MULTIHOP, is checked before GRAPH: a question that asks for a set of things ("both",
+"in common", "how many", "kinds of", a plural after what/which, "what has ... done") needs several
+records, and gets a second search from the first one's best hit (`mnemonite.search.hops`).
 GRAPH falls back to FLAT when the graph gives nothing. Two guards, measured on LoCoMo
 (``bench/locomo.py``), keep the router from losing what flat search finds: a sequential cue
 counts only when the query names nothing else ("what did we discuss last time?", not "what did
@@ -18,16 +22,18 @@ from typing import Literal
 
 from pydantic import Field
 
+from mnemonite.errors import InvalidInputError
 from mnemonite.models.base import Model
 from mnemonite.models.concepts import GraphResult
 from mnemonite.models.episode import Episode
 from mnemonite.models.search import SearchHit
 from mnemonite.scope import Scope
+from mnemonite.search import hops
 from mnemonite.search import query as q
 
 __all__ = ["AdaptiveRetriever", "Route", "RoutedSearch", "route_for"]
 
-Route = Literal["sequential", "graph", "flat"]
+Route = Literal["sequential", "multihop", "graph", "flat"]
 SEQUENTIAL_CUES = ("last time", "previously", "earlier", "before", "recent", "recently")
 GRAPH_CUES = ("how", "why", "relationship", "explain", "cause", "effect")
 LONG_QUERY = 80
@@ -37,6 +43,14 @@ _ABOUT_CONVERSATION = frozenset(
     " speak spoke topic topics us last time previously earlier recent recently anything something new happen"
     " happened going update updates".split()
 )
+# Cues of a question whose answer is a set of things, so several records: general English, no domain words.
+SET_CUES = (
+    "both", "in common", "share", "shared", "all", "every", "ever", "each", "how many", "how often", "times",
+    "list", "kinds of", "kind of", "types of", "type of", "ways", "some",
+)  # fmt: skip
+_AUXILIARY = "do|does|did|has|have|had|are|were|is|was|can|could|would|will"
+_PLURAL_ASKED = re.compile(rf"\b(?:what|which)\s+(?:[\w+-]+\s+){{0,2}}[\w-]+s\s+(?:{_AUXILIARY})\b")
+_PERFECT_ASKED = re.compile(r"^\W*(?:what|where|which|who)\b.*\b(?:has|have)\b")
 GRAPH_BOOST = 0.1  # flat score x (1 + boost x graph pull in [0, 1]): chosen on bench/locomo.py
 
 FlatSearch = Callable[[Scope, str, int], Awaitable[list[SearchHit]]]
@@ -67,6 +81,9 @@ def route_for(question: str) -> tuple[Route, str]:
         rest = [w for w in q.terms(text) if w not in _ABOUT_CONVERSATION]
         if not rest:
             return "sequential", f"sequential cue {cue!r} and nothing else named"
+    several = _asks_for_several(text)
+    if several is not None:
+        return "multihop", several
     word = next((c for c in GRAPH_CUES if _has(text, c)), None)
     if word is not None:
         return "graph", f"graph cue {word!r}"
@@ -75,6 +92,18 @@ def route_for(question: str) -> tuple[Route, str]:
     if cue is not None:
         return "flat", f"sequential cue {cue!r} qualifies a subject ({', '.join(rest[:3])}): flat search"
     return "flat", "no routing cue"
+
+
+def _asks_for_several(text: str) -> str | None:
+    """Why the lower-cased question asks for a set of things (several records), or None."""
+    cue = next((c for c in SET_CUES if _has(text, c)), None)
+    if cue is not None:
+        return f"set cue {cue!r}"
+    if _PLURAL_ASKED.search(text):
+        return "asks for a plural (what/which + plural noun)"
+    if _PERFECT_ASKED.search(text):
+        return "asks what has been done (present perfect)"
+    return None
 
 
 class AdaptiveRetriever:
@@ -87,6 +116,7 @@ class AdaptiveRetriever:
         self._search, self._recent, self._graph, self._fetch = search, recent, graph, fetch
         self.concepts = concepts
         self.boost = GRAPH_BOOST
+        self.hop_weight, self.hop_guard = hops.HOP_WEIGHT, hops.HOP_GUARD
 
     async def retrieve(
         self,
@@ -105,7 +135,21 @@ class AdaptiveRetriever:
             return RoutedSearch(route="sequential", reason=reason, hits=hits)
         if chosen == "graph":
             return await self._graph_route(scope, question, k, reason, agent or scope.agent)
+        if chosen == "multihop":
+            return await self._multihop(scope, question, k, reason)
         return RoutedSearch(route="flat", reason=reason, hits=await self._search(scope, question, k))
+
+    async def _multihop(self, scope: Scope, question: str, k: int, reason: str) -> RoutedSearch:
+        if k < 1:  # both hops read deeper than k, so the search would not catch it
+            raise InvalidInputError(f"k must be >= 1, got {k}")
+        depth = max(k, hops.HOP_DEPTH)
+        first = await self._search(scope, question, depth)
+        if not first:
+            return RoutedSearch(route="multihop", reason=f"{reason}; nothing found: no second hop", hits=[])
+        second = await self._search(scope, hops.second_query(question, first), depth)
+        fused = hops.fuse_hops(first, second, weight=self.hop_weight, guard=self.hop_guard)
+        why = f"{reason}; second hop from the best hit ({first[0].record.id})"
+        return RoutedSearch(route="multihop", reason=why, hits=fused[:k])
 
     async def _graph_route(self, scope: Scope, question: str, k: int, reason: str, agent: str | None) -> RoutedSearch:
         flat = await self._search(scope, question, k)
