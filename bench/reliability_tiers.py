@@ -327,10 +327,6 @@ def _reads(mem: Memory, user: str, foreign: dict[str, str]) -> dict[str, Read]:
     }
 
 
-# A by-id read of another user's record that answers with the record's state (not its content) is fine.
-_STATE_ONLY = frozenset({"lifecycle.tiers of another's episode"})
-
-
 async def leaks_for(mem: Memory, users: list[str], ids: dict[str, dict[str, str]], user: str) -> list[str]:
     """Every read surface in ``user``'s scope; the other users' markers or ids it returned."""
     own = marker(users.index(user))
@@ -338,13 +334,16 @@ async def leaks_for(mem: Memory, users: list[str], ids: dict[str, dict[str, str]
     seen: list[str] = []
     for name, read in _reads(mem, user, foreign).items():
         try:
-            text = repr(await read())
+            answer = await read()
         except MnemoniteError as error:  # refusing another user's group or fact is the right answer
-            text = type(error).__name__
+            answer = type(error).__name__
+        text = repr(answer)
+        if "another's" in name:  # a refusal may quote the id it was given; a success is the leak
+            seen += [f"{name}: succeeded"] if getattr(answer, "ok", False) else []
+            text = text.replace(foreign["fact"], "").replace(foreign["item"], "").replace(foreign["episode"], "")
         seen += [f"{name}: {m}" for m in set(re.findall(r"zqtier\d{3}", text)) if m != own]
-        if name not in _STATE_ONLY:
-            seen += [f"{name}: {u}'s {kind}" for u in users if u != user for kind, v in ids[u].items()
-                     if kind != "group name" and v in text]  # fmt: skip
+        seen += [f"{name}: {u}'s {kind}" for u in users if u != user for kind, v in ids[u].items()
+                 if kind != "group name" and v in text]  # fmt: skip
     return seen
 
 
