@@ -677,7 +677,7 @@ def rows(backend: str, url: str, quick: bool) -> list[dict[str, object]]:
     out.append(_row(f"SIGKILL during writes ({killed.acknowledged} acknowledged ops)", backend, killed, started))
     started = time.perf_counter()  # on the same memory: its checks cover what the kills left too
     together = asyncio.run(concurrency(url, batches=3 if quick else 20))
-    out.append(_row("8 writers + consolidator + 2 searchers", backend, together, started))
+    out.append(_row("8 writers + rule + consolidator worker + concepts + 2 searchers", backend, together, started))
     return out
 
 
