@@ -96,7 +96,7 @@ def test_every_tool_answers_what_a_model_sends_and_a_refusal_changes_no_data(fuz
     loop, mem, url = fuzz_memory
     problems: list[str] = []
 
-    @settings(SETTINGS, max_examples=EXAMPLES * 20)
+    @settings(SETTINGS, max_examples=EXAMPLES * 15)
     @given(call=tool_calls())
     def one(call: tuple[Any, Any]) -> None:
         problem = loop.run_until_complete(tool_probe(mem, url, *call))
