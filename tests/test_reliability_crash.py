@@ -9,9 +9,12 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from conftest import ep
-from mnemonite import ConsolidationRule, Memory, MemoryConfig
+import pytest
+
+from conftest import at, ep
+from mnemonite import ConsolidationRule, Episode, Memory, MemoryConfig
 
 
 def _load(name: str = "reliability_crash") -> ModuleType:
@@ -34,9 +37,10 @@ async def test_sigkill_at_random_moments_loses_nothing_and_leaves_no_partial_wri
     assert (outcome.failures, outcome.lost) == (0, 0), outcome.notes
 
 
-async def test_eight_writers_a_consolidator_and_a_searcher_lose_and_duplicate_nothing(memory_url: str) -> None:
+async def test_eight_writers_consolidators_and_a_searcher_lose_and_duplicate_nothing(memory_url: str) -> None:
+    """Beside the writers: the rule in a loop, a consolidator worker, concept consolidation and a searcher."""
     outcome = await rc.concurrency(memory_url, writers=8, batches=2, searchers=1)
-    assert outcome.tries == 10 and outcome.acknowledged >= 8 * 2 * 2
+    assert outcome.tries == 12 and outcome.acknowledged >= 8 * 2 * 4
     assert (outcome.failures, outcome.lost) == (0, 0), outcome.notes
 
 
@@ -156,3 +160,98 @@ def test_a_check_module_that_breaks_is_a_failed_row() -> None:
     broken.rows = lambda backend, url, quick: 1 / 0  # type: ignore[attr-defined]
     [row] = driver._rows_of(broken, "sqlite", "sqlite:///nowhere.db", True)
     assert (row["check"], row["failures"]) == ("reliability_broken broke: ZeroDivisionError", 1)
+
+
+# -- the agent tiers' checks find what they look for ----------------------------------------------
+
+KEY = "/user/crash/session/s/agent/a/"
+
+
+def tiers(**rows: object) -> object:
+    """A consistent snapshot of the tiers: a block and its logged write, a compacted session, a topic episode
+    covering the standard job up to its checkpoint, a concept graph at version 2, an audited tool call."""
+    block = '{"block": {"id": "b1", "value": "tea"}}'
+    memory = {
+        "blocks": [("b1", "notes", "tea")], "block_events": [(1, "working.define", block)],
+        "messages": [("m1", "s1", "{}"), ("s1", None, '{"summary_of": ["m1"]}')],
+        "procedures": [("p1",)], "groups": [("g1", 1)], "shared": [("i1", "f1")],
+        "tool_calls": [("c1", "fact_remember", "ok", '{"fact_id": "f1"}')],
+        "topics": [(KEY, '["b-0", "b-1"]')], "jobs": [("standard", KEY, "s", 2, 2, None)],
+        "episode_seqs": [("b-0", 1, KEY), ("b-1", 2, KEY)], "message_seqs": [], "standard_facts": [],
+        "concept_graphs": [("crash", "a", 2)], "concept_versions": [("crash", "a", 1), ("crash", "a", 2)],
+        "concept_nodes": [("n1", 1, 2, "crash", "a")], "record_tiers": [("episode", "b-0")],
+    }  # fmt: skip
+    return snapshot(tiers={**memory, **rows})
+
+
+def test_the_tier_checks_pass_a_consistent_memory() -> None:
+    acked = [{"done": "block", "step": "define", "label": "notes", "value": "tea"},
+             {"done": "tool", "tool": "fact_remember", "call": "c1", "ok": True, "output": {"fact_id": "f1"}},
+             {"done": "procedure", "name": "p1"}, {"done": "concepts", "version": 2}]  # fmt: skip
+    assert rc.problems(journal(acked), tiers()) == ([], [])
+
+
+def test_the_tier_checks_find_a_block_and_its_log_apart_and_a_lost_value() -> None:
+    assert rc.tiers.invariants(journal([]), tiers(blocks=[("b1", "notes", "coffee")]))
+    lost_write = journal([{"done": "block", "step": "write", "label": "notes", "value": "green tea"}])
+    assert rc.tiers.invariants(lost_write, tiers())
+    flying = journal(lost_write.acked, [{"begin": "block", "step": "append", "label": "notes"}])
+    assert not rc.tiers.invariants(flying, tiers(blocks=[("b1", "notes", "tea")], block_events=[]))
+
+
+def test_the_tier_checks_find_partial_pushes_compactions_and_groups() -> None:
+    flying = journal([], [{"begin": "push", "ids": ["m7", "m8"]}])
+    assert rc.tiers.partial(flying, tiers(messages=[("m7", None, "{}")]))
+    assert not rc.tiers.partial(flying, tiers())
+    assert rc.tiers.invariants(journal([]), tiers(messages=[("m1", "s9", "{}")]))  # its summary is missing
+    assert rc.tiers.invariants(journal([]), tiers(groups=[("g1", 0)]))  # a group without its owner
+
+
+def test_the_tier_checks_find_turns_promoted_twice_or_skipped() -> None:
+    twice = tiers(topics=[(KEY, '["b-0", "b-1"]'), (KEY, '["b-1"]')])
+    assert "in two topic episodes" in rc.tiers.invariants(journal([]), twice)[0]
+    skipped = tiers(topics=[(KEY, '["b-0"]')])
+    assert "skipped" in rc.tiers.invariants(journal([]), skipped)[0]
+    admitted = tiers(standard_facts=[("f1", "I like tea", "b-0"), ("f2", "I like tea", "b-0")])
+    assert "admitted twice" in rc.tiers.invariants(journal([]), admitted)[0]
+
+
+def test_the_tier_checks_find_concept_versions_that_skip_or_repeat() -> None:
+    gap = tiers(concept_versions=[("crash", "a", 1), ("crash", "a", 3)], concept_graphs=[("crash", "a", 3)])
+    assert rc.tiers.invariants(journal([]), gap)
+    again = tiers(concept_versions=[("crash", "a", 1), ("crash", "a", 1)])
+    assert rc.tiers.invariants(journal([]), again)
+    assert rc.lost(journal([{"done": "concepts", "version": 3}]), tiers())
+
+
+def test_the_tier_checks_find_an_audit_and_data_that_disagree() -> None:
+    call = {"done": "tool", "tool": "fact_remember", "call": "c2", "ok": True, "output": {"fact_id": "f1"}}
+    assert rc.lost(journal([call]), tiers())  # acknowledged, but its audit row is missing
+    assert rc.tiers.invariants(journal([]), tiers(tool_calls=[("c1", "fact_remember", "ok", '{"fact_id": "f9"}')]))
+    assert rc.tiers.invariants(journal([]), tiers(record_tiers=[("fact", "f9")]))
+    removed = journal([{"done": "procedure", "name": "p1"}, {"done": "unprocedure", "name": "p1"}])
+    assert rc.tiers.invariants(removed, tiers())  # removed, acknowledged, and back
+
+
+async def test_a_standard_job_resumed_after_its_worker_died_keeps_each_turn_in_one_topic_episode(
+    mem_on_both: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the crash loop: the resumed job segmented its remaining turns again, and the turns the dead
+    worker's topic episodes held already were in two."""
+    said = ["I live in Paris", "I like tea", "I play chess", "I work at Siemens", "I like jazz", "I live in Oslo"]
+    episodes = [Episode(id=f"t{i}", content=text, source_node="u", timestamp=at(i)) for i, text in enumerate(said)]
+    await mem_on_both.episodic.put_many(episodes, user="u", session="s", agent="a")
+    remember, calls = mem_on_both.semantic.remember_with_decision, []
+
+    async def dies_on_the_third(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        if len(calls) == 3:
+            raise RuntimeError("the worker died here")
+        return await remember(*args, **kwargs)
+
+    monkeypatch.setattr(mem_on_both.semantic, "remember_with_decision", dies_on_the_third)
+    with pytest.raises(RuntimeError, match="died"):
+        await mem_on_both.consolidator.run("standard")
+    await mem_on_both.consolidator.run("standard")
+    held = [turn for topic in await mem_on_both.consolidator.topic_episodes("u") for turn in topic.turn_ids]
+    assert sorted(held) == [f"t{i}" for i in range(6)]

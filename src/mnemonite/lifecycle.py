@@ -15,6 +15,7 @@ from functools import partial
 
 from mnemonite._time import utcnow
 from mnemonite.errors import InvalidInputError
+from mnemonite.inputs import checked
 from mnemonite.models.episode import Episode
 from mnemonite.models.fact import Fact
 from mnemonite.models.lifecycle import LifecycleTier, LifecycleWindows, SweepReport, TierRow, TierStats, promote
@@ -28,6 +29,7 @@ __all__ = ["LifecycleTierManager"]
 WORKING_SET: tuple[LifecycleTier, ...] = ("hot", "warm")
 
 
+@checked
 class LifecycleTierManager:
     """``mem.lifecycle``: each record's tier, its promotion on access, sweeps, and working-set-first search."""
 

@@ -10,6 +10,7 @@ from mnemonite.concepts.graph import EventGraph, GraphBuilder
 from mnemonite.concepts.retriever import GraphRetriever, format_as_context
 from mnemonite.embedding.base import Embedder
 from mnemonite.errors import ConfigurationError
+from mnemonite.inputs import checked
 from mnemonite.models.concepts import (
     ConceptConfig,
     EventNode,
@@ -24,6 +25,7 @@ from mnemonite.store.base import ConceptStore
 __all__ = ["ConceptMemory"]
 
 
+@checked
 class ConceptMemory:
     """Feed events with `observe` (messages, LLM calls, tool calls, memory reads); topics are
     consolidated into the (user, agent) graph at each semantic shift and at `flush`. Needs an embedder."""

@@ -49,6 +49,7 @@ class JobStore(Protocol):
         self, job: ClaimedJob, checkpoint: int, *, lease: float, summary: str | None = None, release: bool = False
     ) -> None: ...
     async def save_topic_episodes(self, episodes: list[TopicEpisode]) -> None: ...
+    async def topics_end(self, scope_key: str) -> int: ...
     async def pending_scopes(self) -> list[tuple[str, str]]: ...
 
 
@@ -182,8 +183,11 @@ async def standard_job(ctx: Context, job: ClaimedJob, tally: Tally) -> None:
     scope = Scope(user=job.user, agent=job.agent)
     names = await ctx.semantic.names(scope)
     planned = await _statements(ctx, tally, job, turns, names)  # every model call happens before any write
-    await ctx.store.save_topic_episodes(_topic_episodes(job, turns))
-    tally.add("topic_episodes", len(segment(turns)))
+    # A job resumed after its worker died holds turns the dead worker's topic episodes hold already.
+    done = await ctx.store.topics_end(job.scope_key)
+    topics = _topic_episodes(job, [turn for turn in turns if turn.seq > done])
+    await ctx.store.save_topic_episodes(topics)
+    tally.add("topic_episodes", len(topics))
     for turn in turns:
         for text in planned.get(turn.id, []):
             tally.add("statements")

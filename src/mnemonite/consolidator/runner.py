@@ -31,6 +31,7 @@ from mnemonite.errors import (
     LLMProviderError,
     StoreUnavailableError,
 )
+from mnemonite.inputs import checked
 from mnemonite.models.consolidator import (
     PHASES,
     ClaimedJob,
@@ -59,6 +60,7 @@ def _worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+@checked
 class Consolidator:
     """Distils stored conversations into facts, summaries, topic episodes, patterns and procedures.
 

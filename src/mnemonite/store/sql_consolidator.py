@@ -260,6 +260,15 @@ class ConsolidatorMethods:
                   orjson.dumps(e.turn_ids).decode(), e.summary, to_text(e.created_at)) for e in episodes],
             )  # fmt: skip
 
+    async def topics_end(self, scope_key: str) -> int:
+        """The last turn (seq) a topic episode of this job's scope holds; 0 when none does."""
+        async with self._sql_read() as db:
+            cursor = await db.execute(
+                "SELECT MAX(last_seq) FROM consolidator_episodes WHERE scope_key = ?", (scope_key,)
+            )
+            row = await cursor.fetchone()
+            return int(row[0]) if row and row[0] is not None else 0
+
     async def topic_episodes(self, user: str, agent: str | None = None) -> list[TopicEpisode]:
         """The topic episodes of a user (one agent, or all), oldest first."""
         clause, params = ("user_id = ?", [user]) if agent is None else ("user_id = ? AND agent_id = ?", [user, agent])

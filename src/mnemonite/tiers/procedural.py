@@ -16,6 +16,7 @@ import numpy as np
 
 from mnemonite.embedding.base import Embedder, embed_query
 from mnemonite.errors import InvalidInputError
+from mnemonite.inputs import checked
 from mnemonite.models.procedures import Procedure, ProcedureMatch
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
 from mnemonite.scope import Scope, as_scope
@@ -27,6 +28,7 @@ from mnemonite.tiers._log import agent_scope, event_for
 __all__ = ["ProceduralTier"]
 
 
+@checked
 class ProceduralTier:
     """``mem.procedural``: define, remove, list, activate."""
 

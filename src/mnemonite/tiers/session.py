@@ -13,12 +13,14 @@ import builtins
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from mnemonite.errors import InvalidInputError, MemoryScopeError, NotFoundError
+from mnemonite.inputs import checked, text_problem
 from mnemonite.models import Episode
 from mnemonite.models.messages import Attribution, EventKind, Message, MessageHit, SessionEvent
 from mnemonite.models.sensitivity import SENSITIVITIES, Sensitivity, check_sensitivity
@@ -65,6 +67,7 @@ def summarise(turns: Sequence[Message], max_lines: int) -> str:
     return f"Summary of {len(turns)} earlier turns:\n" + "\n".join(lines)
 
 
+@checked
 class SessionTier:
     """``mem.session``: push, list, search, attributed_for, log_event, events, flush_important, compact,
     export, replay."""
@@ -231,17 +234,15 @@ class SessionTier:
         if not events:
             raise NotFoundError(f"no session {session!r} for user {user!r}")
         hidden = not shown and any(event.sensitivity == "secret" for event in events)
-        target = Path(path)
-        partial = target.with_name(f".{target.name}.partial")
+        target = _export_path(path)
         header = {"format": EXPORT_FORMAT, "version": 1, "user": user, "session": session, "events": len(events),
                   "redacted": hidden}  # fmt: skip
-        with partial.open("wb") as out:
-            out.write(orjson.dumps(header) + b"\n")
-            for event in events:
-                if hidden and event.sensitivity == "secret":
-                    event = event.model_copy(update={"payload": {"redacted": MARKER}})
-                out.write(orjson.dumps({"event": event.model_dump(mode="json")}) + b"\n")
-        partial.replace(target)
+        lines = [orjson.dumps(header)]
+        for event in events:
+            if hidden and event.sensitivity == "secret":
+                event = event.model_copy(update={"payload": {"redacted": MARKER}})
+            lines.append(orjson.dumps({"event": event.model_dump(mode="json")}))
+        _write_whole(target, b"\n".join(lines) + b"\n")
         return len(events)
 
     async def replay(self, path: str | Path) -> int:
@@ -249,7 +250,7 @@ class SessionTier:
         transaction; the memory then holds the state the session produced (blocks, messages, summaries,
         episodes, procedures, groups). Returns how many events were replayed. A file that is not a
         session export changes nothing."""
-        header, events = _read_export(Path(path))
+        header, events = _read_export(_export_path(path))
         if header.get("redacted"):
             raise InvalidInputError(
                 "this session export has its secret events redacted and cannot be replayed: export it again"
@@ -264,11 +265,32 @@ class SessionTier:
         return len(events)
 
 
-def _read_export(path: Path) -> tuple[dict[str, Any], builtins.list[SessionEvent]]:
-    if not path.is_file():
-        raise NotFoundError(f"no session export at {path}")
+def _write_whole(target: Path, content: bytes) -> None:
+    """Write a file whole or not at all: a partial file is renamed over the target once complete."""
+    partial = target.with_name(f".{target.name}.partial")
     try:
-        lines = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+        partial.write_bytes(content)
+        partial.replace(target)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise InvalidInputError(f"cannot write the session export to {str(target)[:200]}: {error.strerror}") from None
+
+
+def _export_path(path: object) -> Path:
+    if not isinstance(path, str | PathLike) or (isinstance(path, str) and text_problem(path)):
+        raise InvalidInputError(f"path must be a file path (a str or Path), got {path!r:.60}")
+    return Path(path)
+
+
+def _read_export(path: Path) -> tuple[dict[str, Any], builtins.list[SessionEvent]]:
+    try:
+        if not path.is_file():
+            raise NotFoundError(f"no session export at {str(path)[:200]}")
+        content = path.read_bytes()
+    except OSError as error:  # a name too long, a folder that cannot be read
+        raise InvalidInputError(f"cannot read a session export at {str(path)[:200]}: {error.strerror}") from None
+    try:
+        lines = [orjson.loads(line) for line in content.splitlines() if line.strip()]
     except orjson.JSONDecodeError as error:
         raise InvalidInputError(f"{path} is not a session export (not JSON lines: {error})") from None
     header = lines[0] if lines and isinstance(lines[0], dict) else {}

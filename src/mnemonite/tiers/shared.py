@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 
 from mnemonite.errors import GroupAccessError, InvalidInputError, NotFoundError
+from mnemonite.inputs import checked
 from mnemonite.models.messages import SessionEvent
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
 from mnemonite.models.shared import Group, GroupKind, GroupMember, SharedItem
@@ -23,6 +24,7 @@ __all__ = ["SharedTier"]
 _KINDS = ("household", "team", "org")
 
 
+@checked
 class SharedTier:
     """``mem.shared``: create, add_member, remove_member, groups, attach, detach, list_for."""
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from mnemonite._time import utcnow
 from mnemonite.errors import BlockLimitError, BlockPatchError, InvalidInputError, NotFoundError, ReadOnlyBlockError
+from mnemonite.inputs import checked
 from mnemonite.models.blocks import DEFAULT_BLOCK_CHARS, Block
 from mnemonite.models.messages import SessionEvent
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
@@ -92,6 +93,7 @@ def _fit(block: Block, budget: int, counter: TokenCounter) -> str | None:
     return render(block, block.value[:low] + _TRUNCATED)
 
 
+@checked
 class WorkingTier:
     """``mem.working``: define, write, append, patch, attach, detach, list, read, compile."""
 

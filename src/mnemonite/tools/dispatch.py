@@ -30,6 +30,7 @@ from mnemonite.errors import (
     NotFoundError,
     ReadOnlyBlockError,
 )
+from mnemonite.inputs import INT64_MAX, checked, text_problem
 from mnemonite.models.messages import SessionEvent
 from mnemonite.models.tools import GuardTier, Outcome, ToolCall, ToolError, ToolResult
 from mnemonite.privacy import MARKER, Reveal, check_reveal
@@ -215,12 +216,14 @@ class ToolSet:
     ) -> None:  # fmt: skip
         scope = self.scope
         shown = _audited_arguments(arguments, secret)
-        body = result.output if result.ok else {"error": result.error.model_dump() if result.error else None}
+        error = _storable(result.error.model_dump()) if result.error else None
+        body = result.output if result.ok else {"error": error}
         if secret and result.ok:
             body = {"redacted": MARKER}  # what a secret or revealed call returned is not kept
         call = ToolCall.trusted({  # built from validated parts: validating again costs a fast tool 10%
             "id": result.call_id, "user": scope.user, "agent": scope.agent or "", "session": scope.session,
-            "tool": result.tool, "guard": spec.guard if spec else "", "side_effect": spec.side_effect if spec else "",
+            "tool": _storable(result.tool), "guard": spec.guard if spec else "",
+            "side_effect": spec.side_effect if spec else "",
             "arguments": shown, "error_code": result.error.code if result.error else None, "result": body or {},
             "outcome": "ok" if result.ok else ("denied" if result.error and result.error.code in _DENIALS else "error"),
             "called_at": at, "duration_ms": elapsed * 1000,
@@ -250,15 +253,31 @@ def _audited_arguments(arguments: object, secret: bool) -> dict[str, Any]:
         return {"$invalid": type(arguments).__name__}
     shown: dict[str, Any] = {}
     for key, value in list(arguments.items())[:50]:
-        text = str(key)[:_MAX_NAME]
+        text = _storable(str(key)[:_MAX_NAME])
         shown[text] = MARKER if secret and text in _TEXT_ARGS and isinstance(value, str) else _jsonable(value)
     return shown
 
 
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, int) and not -INT64_MAX - 1 <= value <= INT64_MAX:
+        return f"<an integer of {value.bit_length()} bits>"  # the audit stores 64-bit JSON numbers
     if value is None or isinstance(value, bool | int | float | str):
-        return value[:20_000] if isinstance(value, str) else value
-    return repr(value)[:2_000]
+        return _storable(value[:20_000]) if isinstance(value, str) else value
+    return _storable(repr(value)[:2_000])
+
+
+def _storable(value: Any) -> Any:
+    """Text as the audit log can store it: a model's JSON may carry lone surrogates or NUL, which no
+    database text holds, so they are kept escaped (the call itself was refused or ran without them)."""
+    if isinstance(value, str):
+        if text_problem(value) is None:
+            return value
+        return value.encode("utf-8", "backslashreplace").decode().replace("\x00", "\\x00")
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable(item) for item in value]
+    return value
 
 
 def _result(tool: str, call_id: str, outcome: Outcome, payload: BaseModel | ToolError) -> ToolResult:
@@ -311,6 +330,7 @@ class AuditWriter:
             await self._store.log_tool_calls(calls, events)
 
 
+@checked
 class Tools:
     """``mem.tools``: bind the nine memory tools to a scope, and read their audit log."""
 
