@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -56,12 +56,15 @@ Vector = npt.NDArray[np.float32]
 Explain = Callable[[int, float], dict[str, float | int | None]]
 QueryVectors = dict[str, tuple[int, Vector]]  # per model: (dimensions, the query's vector)
 log = logging.getLogger("mnemonite.search")
+T = TypeVar("T")
+U = TypeVar("U")
 
 
 ANN_MIN_ROWS = 50_000
 ANN_BATCH = 2_000  # new rows searched exactly until this many wait to join the graph
 CACHE_BYTES = 512 * 2**20  # per process; see `ByteBoundedCache`
 NEIGHBOURED = 50  # the head whose timeline neighbours get a share of its scores
+PREFETCHED = 100  # the first pass's head whose neighbours are read while a store rescores (`_feedback`)
 
 
 class _Vectors:
@@ -198,10 +201,12 @@ class SearchEngine:
         opts = options or self.options
         text = _check_query(query, k)
         readers = [r for r in self._readers if opts.use_vectors and (opts.models is None or r.model in opts.models)]
-        # The query is embedded while the store answers the tiers' first reads.
+        # Every tier's first reads leave at once (one connection each where the store has several),
+        # then the query is embedded while the store answers them.
+        reads = _together(self._gather(tier, text, readers, flt, opts) for tier in flt.tiers)
         embedding = asyncio.ensure_future(self._query_vectors(text, readers, opts.query_path))
         try:
-            gathered = [await self._gather(tier, text, readers, flt, opts) for tier in flt.tiers]
+            gathered = await reads
         finally:
             qvecs = await embedding
         await self._rank(flt.tiers, gathered, qvecs, opts)
@@ -393,19 +398,20 @@ class SearchEngine:
             cosine = await self._cosines(index, vecs, tail, qvecs, opts, allowed, settled=settled)
             cosine = _above(cosine, opts.min_cosine)
         fused = self._fuse(lexical, cosine, opts, missing)
+        timeline: dict[int, tuple[int | None, int | None]] = {}
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
             only = np.asarray(sorted(fused), dtype=np.int64)
             if self._ranker is not None:
-                cosine = await self._rescored(kind, qvecs, only.tolist(), top, opts.feedback)
+                cosine, timeline = await self._feedback(kind, qvecs, only.tolist(), top, fused, opts)
             else:
                 moved = _expand([vecs, tail], qvecs, top, opts.feedback)
                 cosine = await self._cosines(index, vecs, tail, moved, opts, only, exact=True)
             cosine = _above(cosine, opts.min_cosine)
             fused = self._fuse(lexical, cosine, opts, missing)
         if kind == "episode":
-            fused = await self._boost(fused, found.named, opts)
+            fused = await self._boost(fused, found.named, opts, timeline)
 
         def explain(seq: int, score: float) -> dict[str, float | int | None]:
             """Why a record scored what it did; computed only for the records that make the head."""
@@ -496,6 +502,26 @@ class SearchEngine:
             _keep_best(best, await self._ranker.rescored(kind, model, dimensions, seqs, vector, top, weight))
         return best
 
+    async def _feedback(
+        self,
+        kind: RecordKind,
+        qvecs: QueryVectors,
+        seqs: list[int],
+        top: list[int],
+        fused: dict[int, float],
+        opts: SearchOptions,
+    ) -> tuple[dict[int, float], dict[int, tuple[int | None, int | None]]]:
+        """From a store that ranks vectors: the feedback pass's cosines and, on another connection at the same
+        time, the timeline neighbours of the first pass's head (`_boost` asks only for those still missing).
+
+        The second pass's head of ``NEIGHBOURED`` is almost always within the first pass's ``PREFETCHED``, so
+        a search waits for one round trip here instead of two in a row.
+        """
+        rescoring = self._rescored(kind, qvecs, seqs, top, opts.feedback)
+        if kind != "episode" or not opts.neighbour_weight:
+            return await rescoring, {}
+        return await _both(rescoring, self._store.neighbours(_head(fused, PREFETCHED)))
+
     async def _ann(
         self, index: _UserIndex, model: str, seqs: npt.NDArray[np.int64], matrix: Vector, settled: bool
     ) -> list[ann.AnnIndex]:
@@ -571,8 +597,15 @@ class SearchEngine:
         alpha = opts.lexical_weight if cosine and lexical else (1.0 if lexical else 0.0)
         return linear_fusion(dict(lexical), cosine, alpha)
 
-    async def _boost(self, fused: dict[int, float], named: list[str], opts: SearchOptions) -> dict[int, float]:
-        """Boost episodes of named sources, then spread a share of the head's scores to timeline neighbours."""
+    async def _boost(
+        self,
+        fused: dict[int, float],
+        named: list[str],
+        opts: SearchOptions,
+        timeline: dict[int, tuple[int | None, int | None]],
+    ) -> dict[int, float]:
+        """Boost episodes of named sources, then spread a share of the head's scores to timeline neighbours
+        (``timeline``: those already read, by seq)."""
         if not fused or (not named and not opts.neighbour_weight):
             return fused
         top = _head(fused, opts.candidates)
@@ -581,21 +614,31 @@ class SearchEngine:
                 fused[seq] *= 1 + opts.source_boost
         if opts.neighbour_weight:
             spread = dict(fused)
-            for seq, around in (await self._store.neighbours(top[:NEIGHBOURED])).items():
+            for seq, around in (await self._neighbours(top[:NEIGHBOURED], timeline)).items():
                 for other in around:
                     if other is not None:
                         spread[other] = spread.get(other, 0.0) + opts.neighbour_weight * fused[seq]
             fused = spread
         return fused
 
+    async def _neighbours(
+        self, seqs: list[int], known: dict[int, tuple[int | None, int | None]]
+    ) -> dict[int, tuple[int | None, int | None]]:
+        """The timeline neighbours of ``seqs``, reading only those not ``known`` yet."""
+        missing = [seq for seq in seqs if seq not in known]
+        found = {**known, **await self._store.neighbours(missing)} if missing else known
+        return {seq: found[seq] for seq in seqs if seq in found}
+
     async def _hits(
         self, scored: list[tuple[float, Tier, int, dict[str, float | int | None]]], flt: SearchFilter
     ) -> list[SearchHit]:
+        tiers: list[Tier] = [tier for tier in ("episodic", "semantic") if any(t == tier for _, t, _, _ in scored)]
+        reads = _together(  # each tier's records on a connection of its own, re-checked against the filter now
+            self._store.records(KIND_OF_TIER[tier], sorted(seq for _, t, seq, _ in scored if t == tier), flt)
+            for tier in tiers
+        )
         hits: list[SearchHit] = []
-        for tier in ("episodic", "semantic"):
-            kind = KIND_OF_TIER[tier]
-            seqs = [seq for _, t, seq, _ in scored if t == tier]
-            found = await self._store.records(kind, sorted(seqs), flt)  # re-checked against the filter now
+        for tier, found in zip(tiers, await reads, strict=True):
             hits += [
                 SearchHit(record=found[seq], tier=tier, score=score, **parts)
                 for score, t, seq, parts in scored
@@ -615,6 +658,29 @@ class SearchEngine:
             )
         weighed.sort(key=lambda h: h.score, reverse=True)
         return weighed
+
+
+def _together(jobs: Iterable[Awaitable[T]]) -> Awaitable[list[T]]:
+    """Start ``jobs`` now, all at once; awaiting the result waits for every one and raises the first failure."""
+    running = asyncio.gather(*jobs, return_exceptions=True)
+
+    async def results() -> list[T]:
+        done = await running
+        for result in done:
+            if isinstance(result, BaseException):
+                raise result
+        return cast(list[T], done)
+
+    return results()
+
+
+async def _both(first: Awaitable[T], second: Awaitable[U]) -> tuple[T, U]:
+    """Run two jobs of different types at once and wait for both; the first failure is raised after."""
+    one, two = await asyncio.gather(first, second, return_exceptions=True)
+    for result in (one, two):
+        if isinstance(result, BaseException):
+            raise result
+    return cast(T, one), cast(U, two)
 
 
 def _head(scores: dict[int, float], n: int) -> list[int]:

@@ -1,0 +1,106 @@
+"""A search's store reads that do not depend on each other run at the same time (real SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from conftest import ep
+from mnemonite import Memory, MemoryConfig, Scope, SearchHit
+from mnemonite.search import hybrid
+
+TURNS = [
+    "We should book the flights to Lisbon before prices go up",
+    "My sister is moving to Porto in the spring",
+    "The dentist appointment moved to Thursday morning",
+    "I started learning Portuguese with an app",
+    "Our team ships the billing service next week",
+    "The cat knocked the plant off the windowsill again",
+    "Remind me to renew the passport, it expires in May",
+    "I found a cheap hotel near the old town in Lisbon",
+    "The billing service migration needs a database freeze",
+    "We could take the train from Lisbon to Porto",
+    "My knee hurts after the long run on Sunday",
+    "Let's try the seafood place my sister recommended",
+]
+
+
+@pytest.fixture
+async def timeline(memory_url: str) -> AsyncIterator[Memory]:
+    """One user's conversation in two sessions, every turn embedded."""
+    mem = await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False))
+    for n, text in enumerate(TURNS):
+        await mem.episodic.put(ep(f"t{n}", text, minutes=n), user="ana", session=f"s{n // 6}", agent="a")
+    await mem.index()
+    yield mem
+    await mem.close()
+
+
+def together(calls: int) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
+    """Wrap a store method so that each call waits (at most 5 s) until ``calls`` of them are in flight at once."""
+    started: list[None] = []
+    everyone = asyncio.Event()
+
+    def wrap(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def waiting(*args: Any, **kwargs: Any) -> Any:
+            started.append(None)
+            if len(started) >= calls:
+                everyone.set()
+            await asyncio.wait_for(everyone.wait(), timeout=5)
+            return await method(*args, **kwargs)
+
+        return waiting
+
+    return wrap
+
+
+def ranked(hits: list[SearchHit]) -> list[tuple[str, float]]:
+    return [(hit.record.id, hit.score) for hit in hits]
+
+
+async def test_the_tiers_first_reads_leave_together(timeline: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = timeline._store
+    monkeypatch.setattr(store, "positions", together(2)(store.positions))
+    hits = await timeline.search(Scope(user="ana"), "trip to Lisbon", k=3)  # episodic and semantic tiers
+    assert hits and hits[0].record.id in {"t0", "t7", "t9"}
+
+
+async def test_timeline_neighbours_are_read_while_postgresql_rescores(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = await Memory.open(config=MemoryConfig(url=postgres_url, index_in_background=False))
+    try:
+        for n, text in enumerate(TURNS):
+            await mem.episodic.put(ep(f"t{n}", text, minutes=n), user="ana", session="s", agent="a")
+        await mem.index()
+        wrap = together(2)
+        monkeypatch.setattr(mem._store, "rescored", wrap(mem._store.rescored))
+        monkeypatch.setattr(mem._store, "neighbours", wrap(mem._store.neighbours))
+        hits = await mem.search(Scope(user="ana"), "seafood my sister recommended", k=3, tiers=["episodic"])
+        assert hits[0].record.id == "t11"
+    finally:
+        await mem.close()
+
+
+@pytest.mark.parametrize("prefetched", [0, 1, 3])
+async def test_neighbours_read_ahead_or_after_rank_the_same(
+    timeline: Memory, monkeypatch: pytest.MonkeyPatch, prefetched: int
+) -> None:
+    """However many neighbours were read during the rescoring, the rest are read after: same hits, same scores."""
+    scope, query = Scope(user="ana"), "train between Lisbon and Porto"
+    expected = ranked(await timeline.search(scope, query, k=8))
+    calls: list[list[int]] = []
+    neighbours = timeline._store.neighbours
+
+    async def counted(seqs: list[int]) -> Any:
+        calls.append(list(seqs))
+        return await neighbours(seqs)
+
+    monkeypatch.setattr(hybrid, "PREFETCHED", prefetched)
+    monkeypatch.setattr(timeline._store, "neighbours", counted)
+    assert ranked(await timeline.search(scope, query, k=8)) == expected
+    read = [seq for seqs in calls for seq in seqs]
+    assert sorted(set(read)) == sorted(read) and len(read) == len(TURNS)  # each turn's neighbours read once
