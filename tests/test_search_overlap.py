@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from conftest import ep
-from mnemonite import Memory, MemoryConfig, Scope, SearchHit
+from conftest import T0, ep
+from mnemonite import Episode, Memory, MemoryConfig, Scope, SearchHit
 from mnemonite.search import hybrid
 
 TURNS = [
@@ -104,3 +104,49 @@ async def test_neighbours_read_ahead_or_after_rank_the_same(
     assert ranked(await timeline.search(scope, query, k=8)) == expected
     read = [seq for seqs in calls for seq in seqs]
     assert sorted(set(read)) == sorted(read) and len(read) == len(TURNS)  # each turn's neighbours read once
+
+
+async def test_episodes_read_back_equal_validated_ones(memory_url: str) -> None:
+    """Rows are decoded without validating them again: the result is the model validation makes of them."""
+    mem = await Memory.open(config=MemoryConfig(url=memory_url, embedder="none"))
+    try:
+        stored = [
+            ep("plain", "a plain turn", minutes=1),
+            ep("meta", "moved to Porto", minutes=2, intent="update", replaces="old", subject="ana", confidence=0.5),
+            Episode(id="secret", content="pin is 4321", source_node="ana", sensitivity="secret", timestamp=T0),
+        ]
+        await mem.episodic.put_many(stored, user="ana", session="s/1", agent="a_b")
+        await mem._store.touch_episodes(["meta"])
+        for episode in await mem.episodic.recent("ana", limit=10):
+            validated = Episode.model_validate(episode.model_dump())
+            assert episode == validated and episode.model_dump_json() == validated.model_dump_json()
+            assert repr(episode) == repr(validated)
+        touched = await mem._store.get_episode("meta")
+        assert touched is not None and touched.access_count >= 1 and touched.last_accessed_at is not None
+    finally:
+        await mem.close()
+
+
+async def test_a_tier_without_rows_asks_postgresql_for_no_vectors(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = await Memory.open(config=MemoryConfig(url=postgres_url, index_in_background=False))
+    try:
+        await mem.episodic.put(ep("t0", TURNS[0]), user="ana", session="s", agent="a")
+        await mem.episodic.put(ep("b0", "Bruno booked flights to Lisbon"), user="bruno", session="s", agent="a")
+        await mem.semantic.remember(Scope(user="bruno", agent="a"), "Bruno flies to Lisbon in May")
+        await mem.index()
+        asked: list[str] = []
+        nearest_rows = mem._store.nearest_rows
+
+        async def recorded(kind: str, *args: Any) -> Any:
+            asked.append(kind)
+            return await nearest_rows(kind, *args)
+
+        monkeypatch.setattr(mem._store, "nearest_rows", recorded)
+        hits = await mem.search(Scope(user="ana"), "flights to Lisbon", k=3)  # episodic and semantic tiers
+        assert [h.record.id for h in hits] == ["t0"] and asked == ["episode"]
+        hits = await mem.search(Scope(user="bruno"), "flights to Lisbon", k=3)
+        assert {h.tier for h in hits} == {"episodic", "semantic"} and sorted(asked) == ["episode", "episode", "fact"]
+    finally:
+        await mem.close()

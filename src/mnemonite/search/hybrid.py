@@ -366,7 +366,7 @@ class SearchEngine:
         queries = []
         if self._ranker is not None:
             queries = [
-                asyncio.ensure_future(self._ranked(KIND_OF_TIER[tier], found.flt, qvecs, opts.candidates))
+                asyncio.ensure_future(self._ranked(KIND_OF_TIER[tier], found, qvecs, opts.candidates))
                 for tier, found in zip(tiers, gathered, strict=True)
             ]
             await asyncio.sleep(0)  # the queries leave now
@@ -483,13 +483,18 @@ class SearchEngine:
         return best
 
     async def _ranked(
-        self, kind: RecordKind, flt: SearchFilter, qvecs: dict[str, tuple[int, Vector]], limit: int
+        self, kind: RecordKind, found: _Gathered, qvecs: dict[str, tuple[int, Vector]], limit: int
     ) -> dict[int, float]:
-        """From a store that ranks vectors: the filter's best ``limit`` cosines, over every model."""
+        """From a store that ranks vectors: the filter's best ``limit`` cosines, over every model.
+
+        A filter known to select no row (a user without facts) asks the store nothing.
+        """
         assert self._ranker is not None
         best: dict[int, float] = {}
+        if found.allowed is not None and not len(found.allowed):
+            return best
         for model, (dimensions, vector) in qvecs.items():
-            _keep_best(best, await self._ranker.nearest_rows(kind, model, dimensions, flt, vector, limit))
+            _keep_best(best, await self._ranker.nearest_rows(kind, model, dimensions, found.flt, vector, limit))
         return best
 
     async def _rescored(
