@@ -150,3 +150,13 @@ async def test_a_tier_without_rows_asks_postgresql_for_no_vectors(
         assert {h.tier for h in hits} == {"episodic", "semantic"} and sorted(asked) == ["episode", "episode", "fact"]
     finally:
         await mem.close()
+
+
+async def test_hits_equal_validated_ones(timeline: Memory) -> None:
+    """Hits are built without validating the engine's numbers again: each equals the validated model."""
+    hits = await timeline.search(Scope(user="ana"), "Lisbon hotel", k=5)
+    assert hits
+    for hit in hits:
+        validated = SearchHit(**{name: getattr(hit, name) for name in SearchHit.model_fields})
+        assert hit == validated and hit.model_dump_json() == validated.model_dump_json()
+        assert all(type(getattr(hit, name)) in (int, float, type(None)) for name in ("score", "cosine", "fused"))

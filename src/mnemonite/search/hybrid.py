@@ -27,6 +27,7 @@ fused at its full-text rank (`impute_by_rank`), so lag never ranks below full te
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -215,8 +216,8 @@ class SearchEngine:
         for tier, found in zip(flt.tiers, gathered, strict=True):
             tier_scored, explain[tier] = await self._tier(tier, found, readers, qvecs, opts, settled)
             scored += tier_scored
-        scored.sort(key=lambda item: (-item[0], item[1], item[2]))  # ties: by tier, then oldest first
-        best = scored[: max(k, opts.rerank_depth if reranker else k) * 2]
+        wanted = max(k, opts.rerank_depth if reranker else k) * 2
+        best = heapq.nsmallest(wanted, scored, key=lambda item: (-item[0], item[1], item[2]))  # ties: tier, oldest
         hits = await self._hits([(score, tier, seq, explain[tier](seq, score)) for score, tier, seq in best], flt)
         if reranker is not None:
             head = await reranker.rerank(text, hits[: opts.rerank_depth])
@@ -644,11 +645,7 @@ class SearchEngine:
         )
         hits: list[SearchHit] = []
         for tier, found in zip(tiers, await reads, strict=True):
-            hits += [
-                SearchHit(record=found[seq], tier=tier, score=score, **parts)
-                for score, t, seq, parts in scored
-                if t == tier and seq in found
-            ]
+            hits += [_hit(found[seq], tier, score, why) for score, t, seq, why in scored if t == tier and seq in found]
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits
 
@@ -686,6 +683,12 @@ async def _both(first: Awaitable[T], second: Awaitable[U]) -> tuple[T, U]:
         if isinstance(result, BaseException):
             raise result
     return cast(T, one), cast(U, two)
+
+
+def _hit(record: Episode | Fact, tier: Tier, score: float, parts: dict[str, float | int | None]) -> SearchHit:
+    """A hit of the engine's own plain numbers and a record read back: not validated again (`Model.trusted`)."""
+    values = {"record": record, "tier": tier, "score": float(score), **parts, "salience": None, "reranked": False}
+    return SearchHit.trusted(values)
 
 
 def _head(scores: dict[int, float], n: int) -> list[int]:
