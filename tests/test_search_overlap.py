@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import T0, ep
 from mnemonite import Episode, Memory, MemoryConfig, Scope, SearchHit
@@ -160,3 +162,12 @@ async def test_hits_equal_validated_ones(timeline: Memory) -> None:
         validated = SearchHit(**{name: getattr(hit, name) for name in SearchHit.model_fields})
         assert hit == validated and hit.model_dump_json() == validated.model_dump_json()
         assert all(type(getattr(hit, name)) in (int, float, type(None)) for name in ("score", "cosine", "fused"))
+
+
+@given(
+    st.dictionaries(st.integers(0, 10_000), st.sampled_from([0.0, 0.25, 0.5, 1.0]) | st.floats(0, 1), max_size=300),
+    st.integers(0, 320),
+)
+def test_the_head_is_the_sorted_prefix(scores: dict[int, float], n: int) -> None:
+    """However it is picked (a heap for a short head), the head is the sorted order's prefix, ties older first."""
+    assert hybrid._head(scores, n) == sorted(scores, key=lambda s: (-scores[s], s))[:n]

@@ -693,6 +693,8 @@ def _hit(record: Episode | Fact, tier: Tier, score: float, parts: dict[str, floa
 
 def _head(scores: dict[int, float], n: int) -> list[int]:
     """The ``n`` best-scored seqs, best first (ties: older first)."""
+    if 4 * n < len(scores):  # a short head of many (the feedback's three, the neighbours' hundred): no full sort
+        return heapq.nsmallest(n, scores, key=lambda s: (-scores[s], s))
     return sorted(scores, key=lambda s: (-scores[s], s))[:n]
 
 
