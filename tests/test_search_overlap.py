@@ -1,4 +1,5 @@
-"""A search's store reads that do not depend on each other run at the same time (real SQLite and PostgreSQL)."""
+"""A search's store reads that do not depend on each other run at the same time, and what it skips or does not
+redo (real SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -59,53 +60,11 @@ def together(calls: int) -> Callable[[Callable[..., Awaitable[Any]]], Callable[.
     return wrap
 
 
-def ranked(hits: list[SearchHit]) -> list[tuple[str, float]]:
-    return [(hit.record.id, hit.score) for hit in hits]
-
-
 async def test_the_tiers_first_reads_leave_together(timeline: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     store = timeline._store
     monkeypatch.setattr(store, "positions", together(2)(store.positions))
     hits = await timeline.search(Scope(user="ana"), "trip to Lisbon", k=3)  # episodic and semantic tiers
     assert hits and hits[0].record.id in {"t0", "t7", "t9"}
-
-
-async def test_timeline_neighbours_are_read_while_postgresql_rescores(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    mem = await Memory.open(config=MemoryConfig(url=postgres_url, index_in_background=False))
-    try:
-        for n, text in enumerate(TURNS):
-            await mem.episodic.put(ep(f"t{n}", text, minutes=n), user="ana", session="s", agent="a")
-        await mem.index()
-        wrap = together(2)
-        monkeypatch.setattr(mem._store, "rescored", wrap(mem._store.rescored))
-        monkeypatch.setattr(mem._store, "neighbours", wrap(mem._store.neighbours))
-        hits = await mem.search(Scope(user="ana"), "seafood my sister recommended", k=3, tiers=["episodic"])
-        assert hits[0].record.id == "t11"
-    finally:
-        await mem.close()
-
-
-@pytest.mark.parametrize("prefetched", [0, 1, 3])
-async def test_neighbours_read_ahead_or_after_rank_the_same(
-    timeline: Memory, monkeypatch: pytest.MonkeyPatch, prefetched: int
-) -> None:
-    """However many neighbours were read during the rescoring, the rest are read after: same hits, same scores."""
-    scope, query = Scope(user="ana"), "train between Lisbon and Porto"
-    expected = ranked(await timeline.search(scope, query, k=8))
-    calls: list[list[int]] = []
-    neighbours = timeline._store.neighbours
-
-    async def counted(seqs: list[int]) -> Any:
-        calls.append(list(seqs))
-        return await neighbours(seqs)
-
-    monkeypatch.setattr(hybrid, "PREFETCHED", prefetched)
-    monkeypatch.setattr(timeline._store, "neighbours", counted)
-    assert ranked(await timeline.search(scope, query, k=8)) == expected
-    read = [seq for seqs in calls for seq in seqs]
-    assert sorted(set(read)) == sorted(read) and len(read) == len(TURNS)  # each turn's neighbours read once
 
 
 async def test_episodes_read_back_equal_validated_ones(memory_url: str) -> None:

@@ -58,14 +58,12 @@ Explain = Callable[[int, float], dict[str, float | int | None]]
 QueryVectors = dict[str, tuple[int, Vector]]  # per model: (dimensions, the query's vector)
 log = logging.getLogger("mnemonite.search")
 T = TypeVar("T")
-U = TypeVar("U")
 
 
 ANN_MIN_ROWS = 50_000
 ANN_BATCH = 2_000  # new rows searched exactly until this many wait to join the graph
 CACHE_BYTES = 512 * 2**20  # per process; see `ByteBoundedCache`
 NEIGHBOURED = 50  # the head whose timeline neighbours get a share of its scores
-PREFETCHED = 100  # the first pass's head whose neighbours are read while a store rescores (`_feedback`)
 
 
 class _Vectors:
@@ -399,20 +397,19 @@ class SearchEngine:
             cosine = await self._cosines(index, vecs, tail, qvecs, opts, allowed, settled=settled)
             cosine = _above(cosine, opts.min_cosine)
         fused = self._fuse(lexical, cosine, opts, missing)
-        timeline: dict[int, tuple[int | None, int | None]] = {}
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
             only = np.asarray(sorted(fused), dtype=np.int64)
             if self._ranker is not None:
-                cosine, timeline = await self._feedback(kind, qvecs, only.tolist(), top, fused, opts)
+                cosine = await self._rescored(kind, qvecs, only.tolist(), top, opts.feedback)
             else:
                 moved = _expand([vecs, tail], qvecs, top, opts.feedback)
                 cosine = await self._cosines(index, vecs, tail, moved, opts, only, exact=True)
             cosine = _above(cosine, opts.min_cosine)
             fused = self._fuse(lexical, cosine, opts, missing)
         if kind == "episode":
-            fused = await self._boost(fused, found.named, opts, timeline)
+            fused = await self._boost(fused, found.named, opts)
 
         def explain(seq: int, score: float) -> dict[str, float | int | None]:
             """Why a record scored what it did; computed only for the records that make the head."""
@@ -508,26 +505,6 @@ class SearchEngine:
             _keep_best(best, await self._ranker.rescored(kind, model, dimensions, seqs, vector, top, weight))
         return best
 
-    async def _feedback(
-        self,
-        kind: RecordKind,
-        qvecs: QueryVectors,
-        seqs: list[int],
-        top: list[int],
-        fused: dict[int, float],
-        opts: SearchOptions,
-    ) -> tuple[dict[int, float], dict[int, tuple[int | None, int | None]]]:
-        """From a store that ranks vectors: the feedback pass's cosines and, on another connection at the same
-        time, the timeline neighbours of the first pass's head (`_boost` asks only for those still missing).
-
-        The second pass's head of ``NEIGHBOURED`` is almost always within the first pass's ``PREFETCHED``, so
-        a search waits for one round trip here instead of two in a row.
-        """
-        rescoring = self._rescored(kind, qvecs, seqs, top, opts.feedback)
-        if kind != "episode" or not opts.neighbour_weight:
-            return await rescoring, {}
-        return await _both(rescoring, self._store.neighbours(_head(fused, PREFETCHED)))
-
     async def _ann(
         self, index: _UserIndex, model: str, seqs: npt.NDArray[np.int64], matrix: Vector, settled: bool
     ) -> list[ann.AnnIndex]:
@@ -603,15 +580,8 @@ class SearchEngine:
         alpha = opts.lexical_weight if cosine and lexical else (1.0 if lexical else 0.0)
         return linear_fusion(dict(lexical), cosine, alpha)
 
-    async def _boost(
-        self,
-        fused: dict[int, float],
-        named: list[str],
-        opts: SearchOptions,
-        timeline: dict[int, tuple[int | None, int | None]],
-    ) -> dict[int, float]:
-        """Boost episodes of named sources, then spread a share of the head's scores to timeline neighbours
-        (``timeline``: those already read, by seq)."""
+    async def _boost(self, fused: dict[int, float], named: list[str], opts: SearchOptions) -> dict[int, float]:
+        """Boost episodes of named sources, then spread a share of the head's scores to timeline neighbours."""
         if not fused or (not named and not opts.neighbour_weight):
             return fused
         top = _head(fused, opts.candidates)
@@ -620,20 +590,12 @@ class SearchEngine:
                 fused[seq] *= 1 + opts.source_boost
         if opts.neighbour_weight:
             spread = dict(fused)
-            for seq, around in (await self._neighbours(top[:NEIGHBOURED], timeline)).items():
+            for seq, around in (await self._store.neighbours(top[:NEIGHBOURED])).items():
                 for other in around:
                     if other is not None:
                         spread[other] = spread.get(other, 0.0) + opts.neighbour_weight * fused[seq]
             fused = spread
         return fused
-
-    async def _neighbours(
-        self, seqs: list[int], known: dict[int, tuple[int | None, int | None]]
-    ) -> dict[int, tuple[int | None, int | None]]:
-        """The timeline neighbours of ``seqs``, reading only those not ``known`` yet."""
-        missing = [seq for seq in seqs if seq not in known]
-        found = {**known, **await self._store.neighbours(missing)} if missing else known
-        return {seq: found[seq] for seq in seqs if seq in found}
 
     async def _hits(
         self, scored: list[tuple[float, Tier, int, dict[str, float | int | None]]], flt: SearchFilter
@@ -674,15 +636,6 @@ def _together(jobs: Iterable[Awaitable[T]]) -> Awaitable[list[T]]:
         return cast(list[T], done)
 
     return results()
-
-
-async def _both(first: Awaitable[T], second: Awaitable[U]) -> tuple[T, U]:
-    """Run two jobs of different types at once and wait for both; the first failure is raised after."""
-    one, two = await asyncio.gather(first, second, return_exceptions=True)
-    for result in (one, two):
-        if isinstance(result, BaseException):
-            raise result
-    return cast(T, one), cast(U, two)
 
 
 def _hit(record: Episode | Fact, tier: Tier, score: float, parts: dict[str, float | int | None]) -> SearchHit:
