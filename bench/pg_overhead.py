@@ -1,7 +1,7 @@
 """PostgreSQL: what hybrid search costs over the bare pgvector HNSW query, timed in the same run.
 
     python bench/pg_overhead.py --sizes 100000             # first run: load + HNSW build (a few minutes)
-    python bench/pg_overhead.py --sizes 100000 1000000     # 1M: load and index build once (about 15 minutes)
+    python bench/pg_overhead.py --sizes 100000 1000000     # 1M: load and index build once (10-50 minutes)
     python bench/pg_overhead.py --sizes 1000000 --fresh    # load the 1M database again
 
 Each size has its own embedded PostgreSQL (PostgreSQL 18 + pgvector, ``shared_buffers = 4GB`` as in
