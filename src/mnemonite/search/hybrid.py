@@ -27,10 +27,11 @@ fused at its full-text rank (`impute_by_rank`), so lag never ranks below full te
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +57,7 @@ Vector = npt.NDArray[np.float32]
 Explain = Callable[[int, float], dict[str, float | int | None]]
 QueryVectors = dict[str, tuple[int, Vector]]  # per model: (dimensions, the query's vector)
 log = logging.getLogger("mnemonite.search")
+T = TypeVar("T")
 
 
 ANN_MIN_ROWS = 50_000
@@ -198,10 +200,12 @@ class SearchEngine:
         opts = options or self.options
         text = _check_query(query, k)
         readers = [r for r in self._readers if opts.use_vectors and (opts.models is None or r.model in opts.models)]
-        # The query is embedded while the store answers the tiers' first reads.
+        # Every tier's first reads leave at once (one connection each where the store has several),
+        # then the query is embedded while the store answers them.
+        reads = _together(self._gather(tier, text, readers, flt, opts) for tier in flt.tiers)
         embedding = asyncio.ensure_future(self._query_vectors(text, readers, opts.query_path))
         try:
-            gathered = [await self._gather(tier, text, readers, flt, opts) for tier in flt.tiers]
+            gathered = await reads
         finally:
             qvecs = await embedding
         tier_qvecs = await self._tier_queries(text, gathered, readers, qvecs, opts)
@@ -211,8 +215,8 @@ class SearchEngine:
         for tier, found, tier_vecs in zip(flt.tiers, gathered, tier_qvecs, strict=True):
             tier_scored, explain[tier] = await self._tier(tier, found, readers, tier_vecs, opts, settled)
             scored += tier_scored
-        scored.sort(key=lambda item: (-item[0], item[1], item[2]))  # ties: by tier, then oldest first
-        best = scored[: max(k, opts.rerank_depth if reranker else k) * 2]
+        wanted = max(k, opts.rerank_depth if reranker else k) * 2
+        best = heapq.nsmallest(wanted, scored, key=lambda item: (-item[0], item[1], item[2]))  # ties: tier, oldest
         hits = await self._hits([(score, tier, seq, explain[tier](seq, score)) for score, tier, seq in best], flt)
         if reranker is not None:
             head = await reranker.rerank(text, hits[: opts.rerank_depth])
@@ -381,7 +385,7 @@ class SearchEngine:
         queries = []
         if self._ranker is not None:
             queries = [
-                asyncio.ensure_future(self._ranked(KIND_OF_TIER[tier], found.flt, qvecs, opts.candidates))
+                asyncio.ensure_future(self._ranked(KIND_OF_TIER[tier], found, qvecs, opts.candidates))
                 for tier, found, qvecs in zip(tiers, gathered, tier_qvecs, strict=True)
             ]
             await asyncio.sleep(0)  # the queries leave now
@@ -500,13 +504,18 @@ class SearchEngine:
         return best
 
     async def _ranked(
-        self, kind: RecordKind, flt: SearchFilter, qvecs: dict[str, tuple[int, Vector]], limit: int
+        self, kind: RecordKind, found: _Gathered, qvecs: dict[str, tuple[int, Vector]], limit: int
     ) -> dict[int, float]:
-        """From a store that ranks vectors: the filter's best ``limit`` cosines, over every model."""
+        """From a store that ranks vectors: the filter's best ``limit`` cosines, over every model.
+
+        A filter known to select no row (a user without facts) asks the store nothing.
+        """
         assert self._ranker is not None
         best: dict[int, float] = {}
+        if found.allowed is not None and not len(found.allowed):
+            return best
         for model, (dimensions, vector) in qvecs.items():
-            _keep_best(best, await self._ranker.nearest_rows(kind, model, dimensions, flt, vector, limit))
+            _keep_best(best, await self._ranker.nearest_rows(kind, model, dimensions, found.flt, vector, limit))
         return best
 
     async def _rescored(
@@ -614,16 +623,14 @@ class SearchEngine:
     async def _hits(
         self, scored: list[tuple[float, Tier, int, dict[str, float | int | None]]], flt: SearchFilter
     ) -> list[SearchHit]:
+        tiers: list[Tier] = [tier for tier in ("episodic", "semantic") if any(t == tier for _, t, _, _ in scored)]
+        reads = _together(  # each tier's records on a connection of its own, re-checked against the filter now
+            self._store.records(KIND_OF_TIER[tier], sorted(seq for _, t, seq, _ in scored if t == tier), flt)
+            for tier in tiers
+        )
         hits: list[SearchHit] = []
-        for tier in ("episodic", "semantic"):
-            kind = KIND_OF_TIER[tier]
-            seqs = [seq for _, t, seq, _ in scored if t == tier]
-            found = await self._store.records(kind, sorted(seqs), flt)  # re-checked against the filter now
-            hits += [
-                SearchHit(record=found[seq], tier=tier, score=score, **parts)
-                for score, t, seq, parts in scored
-                if t == tier and seq in found
-            ]
+        for tier, found in zip(tiers, await reads, strict=True):
+            hits += [_hit(found[seq], tier, score, why) for score, t, seq, why in scored if t == tier and seq in found]
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits
 
@@ -640,8 +647,30 @@ class SearchEngine:
         return weighed
 
 
+def _together(jobs: Iterable[Awaitable[T]]) -> Awaitable[list[T]]:
+    """Start ``jobs`` now, all at once; awaiting the result waits for every one and raises the first failure."""
+    running = asyncio.gather(*jobs, return_exceptions=True)
+
+    async def results() -> list[T]:
+        done = await running
+        for result in done:
+            if isinstance(result, BaseException):
+                raise result
+        return cast(list[T], done)
+
+    return results()
+
+
+def _hit(record: Episode | Fact, tier: Tier, score: float, parts: dict[str, float | int | None]) -> SearchHit:
+    """A hit of the engine's own plain numbers and a record read back: not validated again (`Model.trusted`)."""
+    values = {"record": record, "tier": tier, "score": float(score), **parts, "salience": None, "reranked": False}
+    return SearchHit.trusted(values)
+
+
 def _head(scores: dict[int, float], n: int) -> list[int]:
     """The ``n`` best-scored seqs, best first (ties: older first)."""
+    if 4 * n < len(scores):  # a short head of many (the feedback's three, the neighbours' hundred): no full sort
+        return heapq.nsmallest(n, scores, key=lambda s: (-scores[s], s))
     return sorted(scores, key=lambda s: (-scores[s], s))[:n]
 
 
