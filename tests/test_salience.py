@@ -15,9 +15,9 @@ weights = st.floats(min_value=0, max_value=10, allow_nan=False)
 ages = st.floats(min_value=0, max_value=10 * 365 * 86_400, allow_nan=False)
 importance = st.one_of(
     st.none(),
-    st.floats(allow_nan=True, allow_infinity=True),
+    # Values an episode accepts: non-finite numbers, NUL and lone surrogates are refused at the boundary.
+    st.floats(allow_nan=False, allow_infinity=False),
     st.integers(-100, 100),
-    # Text an episode accepts: NUL and lone surrogates are refused at the boundary, before any scoring.
     st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=3),
 )
 
