@@ -141,3 +141,11 @@ async def test_record_is_put_in_the_specifications_words(mem: Memory) -> None:
     with pytest.raises(InvalidInputError):
         await mem.episodic.record(scope, "smuggled", user="bob")
     assert len(await mem.episodic.recent("alice")) == 1
+
+
+async def test_recent_until_reads_a_page_of_the_past(mem: Memory) -> None:
+    for minute in range(6):
+        await mem.episodic.put(ep(f"m{minute}", minutes=minute), user="u", session="s", agent="a")
+    assert [e.id for e in await mem.episodic.recent("u", limit=2, until=at(3))] == ["m3", "m2"]
+    assert [e.id for e in await mem.episodic.recent("u", "s", limit=10, until=at(1.5))] == ["m1", "m0"]
+    assert await mem.episodic.recent("u", until=at(-1)) == []

@@ -213,3 +213,18 @@ def test_without_chromium_the_browser_tests_fail_saying_how_to_install_it(
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(pytest.fail.Exception, match=r"sudo apt-get install -y chromium"):
         chromium_path()
+
+
+def test_the_timeline_time_range_reaches_past_the_newest_page(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    start = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
+    with SyncMemory.open(db, embedder=None) as mem:
+        scope = Scope(user="alex", session="s1", agent="a")
+        mem.episodic.record(scope, "The oldest note, from January", timestamp=start)
+        for day in range(1, 30):
+            mem.episodic.record(scope, f"Daily note {day}", timestamp=start + timedelta(days=day))
+        secret = mem.keys.create("alex", can="read").secret
+    with TestClient(create_app(db, mcp=False), headers={"Authorization": f"Bearer {secret}"}) as client:
+        assert "The oldest note" not in client.get("/ui/timeline?limit=5").text
+        page = client.get("/ui/timeline?limit=5&since=2026-01-01T00:00&until=2026-01-01T12:00").text
+        assert "The oldest note, from January" in page and "Daily note" not in page

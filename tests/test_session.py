@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -316,3 +317,14 @@ async def test_secret_turns_are_redacted_in_an_export_unless_revealed(mem_on_bot
         assert [m.content for m in await other.session.list(CHAT)][-1] == "my door code is plum-zebra"
     with pytest.raises(InvalidInputError):
         await s.export(CHAT, tmp_path / "x.jsonl", reveal=True)  # type: ignore[arg-type]  # a capability, not a flag
+
+
+async def test_list_until_reads_the_messages_up_to_a_moment(mem_on_both: Memory) -> None:
+    start = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+    for minute in range(5):
+        await mem_on_both.session.push(
+            CHAT, Message("user", f"turn {minute}", timestamp=start + timedelta(minutes=minute))
+        )
+    older = await mem_on_both.session.list(CHAT, limit=2, until=start + timedelta(minutes=2))
+    assert [m.content for m in older] == ["turn 1", "turn 2"]
+    assert await mem_on_both.session.list(CHAT, until=start - timedelta(minutes=1)) == []

@@ -123,9 +123,15 @@ class SyncEpisodicTier:
         return self._run(self._tier.purge_scope(scope, reason=reason, derived=derived))
 
     def recent(
-        self, user: str | Scope, session: str | None = None, agent: str | None = None, *, limit: int = 10
+        self,
+        user: str | Scope,
+        session: str | None = None,
+        agent: str | None = None,
+        *,
+        limit: int = 10,
+        until: datetime | None = None,
     ) -> list[Episode]:
-        return self._run(self._tier.recent(user, session, agent, limit=limit))
+        return self._run(self._tier.recent(user, session, agent, limit=limit, until=until))
 
     def salient(
         self, scope: Scope | str, *, limit: int = 10, context: SalienceContext | None = None, candidates: int = 200

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Coroutine, Iterable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -92,8 +93,10 @@ class SyncSessionTier:
     def push_many(self, scope: Scope, messages: Iterable[Message]) -> builtins.list[Message]:
         return self._run(self._tier.push_many(scope, messages))
 
-    def list(self, scope: Scope | str, *, limit: int = 50, compacted: bool = False) -> builtins.list[Message]:
-        return self._run(self._tier.list(scope, limit=limit, compacted=compacted))
+    def list(
+        self, scope: Scope | str, *, limit: int = 50, compacted: bool = False, until: datetime | None = None
+    ) -> builtins.list[Message]:
+        return self._run(self._tier.list(scope, limit=limit, compacted=compacted, until=until))
 
     def search(self, scope: Scope | str, query: str, k: int = 10) -> builtins.list[MessageHit]:
         return self._run(self._tier.search(scope, query, k))

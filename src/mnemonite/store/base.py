@@ -80,6 +80,7 @@ class MemoryStore(Protocol):
         *,
         limit: int,
         order: RecentOrder = "timestamp",
+        until: datetime | None = None,
     ) -> list[Episode]: ...
     async def consolidate(self, rule: ConsolidationRule) -> list[MemoryDelta]: ...
     async def resolve_id(self, kind: IdKind, prefix: str) -> str: ...
@@ -251,7 +252,14 @@ class AgentTierStore(Protocol):
     async def push_messages(self, messages: Sequence[Message], events: Sequence[SessionEvent]) -> None: ...
     async def log_events(self, events: Sequence[SessionEvent]) -> None: ...
     async def messages(
-        self, user: str, session: str | None, agent: str | None, *, limit: int, compacted: bool = False
+        self,
+        user: str,
+        session: str | None,
+        agent: str | None,
+        *,
+        limit: int,
+        compacted: bool = False,
+        until: datetime | None = None,
     ) -> list[Message]: ...
     async def search_messages(
         self, user: str, session: str | None, agent: str | None, terms: Sequence[str], limit: int

@@ -17,6 +17,7 @@ import logging
 import select
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager, nullcontext
+from datetime import datetime
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -490,10 +491,11 @@ class PostgresMemoryStore(
         *,
         limit: int = 10,
         order: RecentOrder = "timestamp",
+        until: datetime | None = None,
     ) -> list[Episode]:
         """Newest first; omitted session/agent widen the read (see `mnemonite.scope`)."""
         async with self._read() as db:
-            return await sql_episodes.recent(PgConnection(db), user, session, agent, limit, order)
+            return await sql_episodes.recent(PgConnection(db), user, session, agent, limit, order, until)
 
     async def touch_episodes(self, episode_ids: Sequence[str]) -> None:
         """Count one access to each episode, now."""

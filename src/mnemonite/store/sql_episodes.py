@@ -28,9 +28,16 @@ async def get_episode(db: Connection, episode_id: str) -> Episode | None:
 
 
 async def recent(
-    db: Connection, user: str, session: str | None, agent: str | None, limit: int, order: RecentOrder
+    db: Connection,
+    user: str,
+    session: str | None,
+    agent: str | None,
+    limit: int,
+    order: RecentOrder,
+    until: datetime | None = None,
 ) -> list[Episode]:
-    """Newest first; omitted session/agent widen the read (an index range plus an escaped LIKE)."""
+    """Newest first (at or before ``until`` when given); omitted session/agent widen the read (an
+    index range plus an escaped LIKE)."""
     if limit < 1:
         raise MemoryScopeError(f"limit must be >= 1, got {limit}")
     sort = "timestamp DESC, seq DESC" if order == "timestamp" else "COALESCE(last_accessed_at, timestamp) DESC"
@@ -41,6 +48,8 @@ async def recent(
         pattern = episode_pattern(user, session, agent)
         low, high = key_range(pattern)
         where, params = "scope_key >= ? AND scope_key < ? AND scope_key LIKE ? ESCAPE '\\'", [low, high, pattern]
+    if until is not None:
+        where, params = f"{where} AND timestamp <= ?", [*params, to_text(until)]
     cursor = await db.execute(
         f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where} ORDER BY {sort} LIMIT ?", (*params, limit)
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -77,14 +78,23 @@ async def insert_events(db: Connection, events: Sequence[SessionEvent | None]) -
 
 
 async def messages(
-    db: Connection, user: str, session: str | None, agent: str | None, limit: int, compacted: bool
+    db: Connection,
+    user: str,
+    session: str | None,
+    agent: str | None,
+    limit: int,
+    compacted: bool,
+    until: datetime | None = None,
 ) -> list[Message]:
-    """The newest ``limit`` messages of the scope in time order; compacted turns only when asked.
+    """The newest ``limit`` messages of the scope (at or before ``until`` when given) in time order;
+    compacted turns only when asked.
 
     A summary carries the time of the last turn it replaced, so it stands where those turns stood."""
     clause, params = _scope(user, session, agent)
     if not compacted:
         clause += " AND m.compacted_into IS NULL"
+    if until is not None:
+        clause, params = f"{clause} AND m.timestamp <= ?", [*params, to_text(until)]
     rows = await db.execute_fetchall(
         f"SELECT {_MESSAGE_COLUMNS} FROM session_messages m WHERE {clause} ORDER BY m.timestamp DESC, m.seq DESC"
         " LIMIT ?",
@@ -170,10 +180,17 @@ class SessionMethods:
             await insert_events(db, events)
 
     async def messages(
-        self, user: str, session: str | None, agent: str | None, *, limit: int, compacted: bool = False
+        self,
+        user: str,
+        session: str | None,
+        agent: str | None,
+        *,
+        limit: int,
+        compacted: bool = False,
+        until: datetime | None = None,
     ) -> list[Message]:
         async with self._sql_read() as db:
-            return await messages(db, user, session, agent, limit, compacted)
+            return await messages(db, user, session, agent, limit, compacted, until)
 
     async def search_messages(
         self, user: str, session: str | None, agent: str | None, terms: Sequence[str], limit: int

@@ -13,6 +13,7 @@ import contextlib
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -292,13 +293,14 @@ class SQLiteMemoryStore(
         *,
         limit: int = 10,
         order: RecentOrder = "timestamp",
+        until: datetime | None = None,
     ) -> list[Episode]:
         """Newest first; omitted session/agent widen the read (see `mnemonite.scope`).
 
         ``order="accessed"`` sorts by last access (creation if never read) instead.
         """
         async with self._read() as db:
-            return await sql_episodes.recent(db, user, session, agent, limit, order)
+            return await sql_episodes.recent(db, user, session, agent, limit, order, until)
 
     async def touch_episodes(self, episode_ids: Sequence[str]) -> None:
         """Count one access to each episode, now."""

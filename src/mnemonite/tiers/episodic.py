@@ -135,11 +135,18 @@ class EpisodicTier:
         return await self._store.purge_episodes(as_scope(scope), _reason(reason), derived)
 
     async def recent(
-        self, user: str | Scope, session: str | None = None, agent: str | None = None, *, limit: int = 10
+        self,
+        user: str | Scope,
+        session: str | None = None,
+        agent: str | None = None,
+        *,
+        limit: int = 10,
+        until: datetime | None = None,
     ) -> list[Episode]:
-        """The newest episodes of a scope; omitting session, or session and agent, widens the read."""
+        """The newest episodes of a scope (at or before ``until`` when given: a page of the past);
+        omitting session, or session and agent, widens the read."""
         scope = resolve_scope(user, session, agent)
-        episodes = await self._store.recent(scope.user, scope.session, scope.agent, limit=limit)
+        episodes = await self._store.recent(scope.user, scope.session, scope.agent, limit=limit, until=until)
         await self._touch(episodes)
         return episodes
 

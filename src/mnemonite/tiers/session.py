@@ -13,6 +13,7 @@ import builtins
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -120,13 +121,18 @@ class SessionTier:
             }
         )  # fmt: skip
 
-    async def list(self, scope: Scope | str, *, limit: int = 50, compacted: bool = False) -> builtins.list[Message]:
-        """The scope's newest ``limit`` messages, oldest first (widening: omit the session or the agent).
+    async def list(
+        self, scope: Scope | str, *, limit: int = 50, compacted: bool = False, until: datetime | None = None
+    ) -> builtins.list[Message]:
+        """The scope's newest ``limit`` messages (at or before ``until`` when given), oldest first
+        (widening: omit the session or the agent).
 
         Turns replaced by a summary are left out unless ``compacted=True``.
         """
         read = as_scope(scope)
-        return await self._store.messages(read.user, read.session, read.agent, limit=_limit(limit), compacted=compacted)
+        return await self._store.messages(
+            read.user, read.session, read.agent, limit=_limit(limit), compacted=compacted, until=until
+        )
 
     async def search(self, scope: Scope | str, query: str, k: int = 10) -> builtins.list[MessageHit]:
         """Full-text search over the scope's messages (summarised turns included), best first."""

@@ -61,8 +61,8 @@ async def _timeline(request: Request, v: Viewer) -> Response:
         hits = await v.mem.episodic.search(scope, words, limit, since=since, until=until, options=TEXT_ONLY)
         episodes = [hit.record for hit in hits if isinstance(hit.record, Episode)]
     else:
-        episodes = await v.mem.episodic.recent(scope, limit=limit)
-    messages = await v.mem.session.list(scope, limit=limit)
+        episodes = await v.mem.episodic.recent(scope, limit=limit, until=until)
+    messages = await v.mem.session.list(scope, limit=limit, until=until)
     entries = [_of_episode(e) for e in episodes] + [_of_message(m) for m in messages]
     kept = [e for e in entries if _kept(e, since, until, words if e.kind == "message" else None)]
     kept.sort(key=lambda e: e.at, reverse=True)
