@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import ep
 from embedding_server import DIMENSIONS, embedding_server
-from mnemonite import EmbeddingError
+from mnemonite import EmbeddingError, Memory, MemoryConfig
 from mnemonite.embedding import Embedder, OnnxEmbedder, OpenAIEmbedder
 from mnemonite.embedding import onnx as onnx_module
 
@@ -155,3 +156,53 @@ async def test_query_precision_model_and_the_fallback_use_the_model_itself(
     assert "queries use the model as it is" in caplog.text
     with pytest.raises(EmbeddingError, match="query_precision"):
         OnnxEmbedder(query_precision="fp16")  # type: ignore[arg-type]
+
+
+async def test_long_texts_go_in_small_batches_within_the_token_budget() -> None:
+    embedder = OnnxEmbedder(batch_tokens=256)
+    texts = ["short note"] * 40 + ["a long paragraph about the garden shed and its roof " * 6] * 10
+    widths: list[tuple[int, int]] = []
+    infer = embedder._infer
+
+    def spy(encodings: Any, session: Any) -> Any:
+        widths.append((len(encodings), max(len(e.ids) for e in encodings)))
+        return infer(encodings, session)
+
+    embedder._infer = spy  # type: ignore[method-assign]
+    vectors = await embedder.embed_batch(texts)
+    del embedder._infer
+    assert all(rows * width <= 256 for rows, width in widths) and sum(rows for rows, _ in widths) == 50
+    assert any(width > 50 for _, width in widths) and max(rows for rows, _ in widths) == 40  # short ones together
+    alone = np.vstack([await embedder.embed(texts[0]), await embedder.embed(texts[-1])])
+    assert np.allclose(vectors[[0, -1]], alone, atol=1e-5)
+
+
+async def test_a_text_longer_than_the_token_budget_is_embedded_alone() -> None:
+    embedder = OnnxEmbedder(batch_tokens=8)
+    vectors = await embedder.embed_batch(["memory " * 30, "tea", "memory " * 30])
+    assert vectors.shape == (3, 384) and np.allclose(vectors[0], vectors[2], atol=1e-5)
+
+
+@pytest.mark.parametrize(("batch_size", "batch_tokens"), [(0, 4096), (64, 0), (-1, -1)])
+def test_batch_bounds_must_be_positive(batch_size: int, batch_tokens: int) -> None:
+    with pytest.raises(EmbeddingError, match="must be positive"):
+        OnnxEmbedder(batch_size=batch_size, batch_tokens=batch_tokens)
+
+
+async def test_the_indexer_hands_the_embedder_windows_long_enough_to_sort(tmp_path: Path) -> None:
+    embedder = OnnxEmbedder.default()
+    calls: list[int] = []
+    embed_batch = embedder.embed_batch
+
+    async def counted(texts: Sequence[str]) -> Any:
+        calls.append(len(texts))
+        return await embed_batch(texts)
+
+    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False)
+    async with await Memory.open(config=config, embedder=embedder) as mem:
+        episodes = [ep(f"e{i}", f"note {i} about {'tea ' * (i % 7)}") for i in range(150)]
+        await mem.episodic.put_many(episodes, user="u", session="s", agent="a")
+        embedder.embed_batch = counted  # type: ignore[method-assign]
+        assert await mem.index() == 150
+        del embedder.embed_batch
+    assert calls == [150]  # one call: sorted by length as a whole, not in fixed windows of 64

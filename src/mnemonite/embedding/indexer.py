@@ -20,6 +20,10 @@ from mnemonite.store import Store
 
 log = logging.getLogger("mnemonite.embedding")
 KINDS: tuple[RecordKind, ...] = ("episode", "fact")
+# Rows per embedder call: the embedder sorts a call's texts by length and pads each batch to its own
+# longest, which only pays when a call holds enough texts to sort (64 rows: 26 LoCoMo turns per CPU
+# second, 512: 56; `bench/peers.py`, "Reading it").
+WINDOW = 512
 
 
 class IndexProgress(Model):
@@ -35,7 +39,7 @@ class IndexProgress(Model):
 class Indexer:
     """Embeds what the active embedder has not seen yet; one batch at a time."""
 
-    def __init__(self, store: Store, embedder: Embedder, *, batch_size: int = 64) -> None:
+    def __init__(self, store: Store, embedder: Embedder, *, batch_size: int = WINDOW) -> None:
         self._store, self.embedder, self.batch_size = store, embedder, batch_size
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None

@@ -19,11 +19,12 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from mnemonite.embedding.base import BatchEmbedder, Vectors, normalise
 from mnemonite.errors import EmbeddingError
@@ -123,6 +124,7 @@ class OnnxEmbedder(BatchEmbedder):
         dimensions: int = 384,
         max_tokens: int = 256,
         batch_size: int = 64,
+        batch_tokens: int = 2048,
         threads: int | None = None,
         query_precision: Literal["int8", "model"] = "int8",
         cache_dir: Path | str | None = None,
@@ -132,7 +134,10 @@ class OnnxEmbedder(BatchEmbedder):
         self._model_path = None if model_path is None else Path(model_path)
         self._tokenizer_path = None if tokenizer_path is None else Path(tokenizer_path)
         self._model_id, self._dimensions = model_id, dimensions
+        if batch_size < 1 or batch_tokens < 1:
+            raise EmbeddingError(f"batch_size and batch_tokens must be positive, got {batch_size} and {batch_tokens}")
         self.max_tokens, self.batch_size, self._threads = max_tokens, batch_size, threads
+        self.batch_tokens = batch_tokens
         self.query_precision = query_precision
         self._cache_dir = None if cache_dir is None else Path(cache_dir)
         self._session: Any = None
@@ -238,12 +243,28 @@ class OnnxEmbedder(BatchEmbedder):
         """
         self._load()
         encodings = self._encode(texts)
-        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
         out = np.zeros((len(texts), self._dimensions), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_size):
-            at = order[start : start + self.batch_size]
+        for at in self._batches([len(e.ids) for e in encodings]):
             out[at] = self._infer([encodings[i] for i in at], self._session)
         return out
+
+    def _batches(self, lengths: Sequence[int]) -> Iterator[npt.NDArray[np.intp]]:
+        """Indices of texts in batches of similar length, shortest first: at most ``batch_size`` texts
+        and, past one text, at most ``batch_tokens`` word pieces once padded.
+
+        The token bound keeps long texts in small batches: a batch's attention holds batch x heads x
+        width² floats, and onnxruntime keeps the largest it has seen (`bench/embedding.py`, peak RSS).
+        """
+        order = np.argsort(lengths, kind="stable")
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while end < len(order) and end - start < self.batch_size:
+                if (end - start + 1) * lengths[order[end]] > self.batch_tokens:
+                    break
+                end += 1
+            yield order[start:end]
+            start = end
 
     def _run_batch(self, texts: Sequence[str], session: Any = None) -> Vectors:
         return self._infer(self._encode(texts), session or self._session)
