@@ -357,7 +357,7 @@ async def tiers_untouched(client: httpx.AsyncClient, auth: dict[str, str], marke
     return (block.get("value", "").startswith(marker) and block.get("agents") == [AGENT]
             and len(said.get("items", [])) == 1 and [p["name"] for p in steps.get("items", [])] == [marker]
             and [i["id"] for i in shared.get("items", [])] == [ids["item_id"]]
-            and [len(g["members"]) for g in groups] == [1])  # fmt: skip
+            and [len(g["members"]) for g in groups.get("items", [])] == [1])  # fmt: skip
 
 
 # -- the run ----------------------------------------------------------------------------------------

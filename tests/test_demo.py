@@ -49,3 +49,7 @@ def test_superseded_values_are_never_shown_as_current(output: str) -> None:
     closed = {m["object"] for m in ROW.finditer(history) if m["status"] == "superseded"}
     assert closed == {"Lisbon", "Porto"}
     assert not closed & set(current_facts(output).values())
+
+
+def test_the_demo_says_whose_memory_it_made_and_how_to_inspect_it(output: str) -> None:
+    assert "user 'sam', agent 'assistant'" in output and "mnemonite ui --db " in output

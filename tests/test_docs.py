@@ -24,3 +24,19 @@ def test_the_site_builds_strictly_with_both_references(tmp_path: Path) -> None:
     api = (site / "api" / "index.html").read_text()
     assert "remember_with_decision" in api and "MnemoniteStore" in api  # generated from the code
     assert (site / "openapi.json").is_file()
+
+
+def test_every_error_a_client_can_receive_has_its_anchor_in_the_errors_page() -> None:
+    """A problem's ``type`` links to ``errors/#<class>``: every error class has that anchor."""
+    import inspect
+
+    import mnemonite.errors as errors
+    from mnemonite.server.problems import status_of
+
+    page = (ROOT / "docs" / "errors.md").read_text()
+    missing = [
+        name
+        for name, cls in inspect.getmembers(errors, inspect.isclass)
+        if issubclass(cls, errors.MnemoniteError) and status_of(cls("x")) and f'id="{name.lower()}"' not in page
+    ]
+    assert missing == []

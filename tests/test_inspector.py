@@ -155,6 +155,12 @@ def test_mnemonite_ui_serves_on_loopback_and_creates_a_key(tmp_path: Path) -> No
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     cli = "from mnemonite.cli import main; main()"
     db = str(tmp_path / "m.db")
+    missing = subprocess.run(
+        [sys.executable, "-c", cli, "ui", "--db", str(tmp_path / "typo" / "m.db"), "--user", "alex"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert missing.returncode == 1 and "no database at" in missing.stderr and not (tmp_path / "typo").exists()
+    SyncMemory.open(db, embedder=None).close()
     command = [sys.executable, "-c", cli, "ui", "--db", db, "--port", str(port), "--user", "alex", "--json"]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as process:
         try:
@@ -228,3 +234,26 @@ def test_the_timeline_time_range_reaches_past_the_newest_page(tmp_path: Path) ->
         assert "The oldest note" not in client.get("/ui/timeline?limit=5").text
         page = client.get("/ui/timeline?limit=5&since=2026-01-01T00:00&until=2026-01-01T12:00").text
         assert "The oldest note, from January" in page and "Daily note" not in page
+
+
+def test_a_key_of_the_whole_user_sees_every_agent_until_one_is_named(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    with SyncMemory.open(db, embedder=None) as mem:
+        mem.episodic.record(Scope(user="alex", session="s1", agent="planner"), "Planner note about the trip")
+        mem.episodic.record(Scope(user="alex", session="s1", agent="booker"), "Booker note about the hotel")
+        secret = mem.keys.create("alex", can="read").secret
+    with TestClient(create_app(db, mcp=False), headers={"Authorization": f"Bearer {secret}"}) as client:
+        every = client.get("/ui/timeline").text
+        assert "Planner note" in every and "Booker note" in every
+        one = client.get("/ui/timeline?agent=booker").text
+        assert "Booker note" in one and "Planner note" not in one
+        graph = client.get("/ui/graph").text
+        assert "A graph belongs to one agent" in graph and "/ui/graph?agent=booker" in graph
+
+
+def test_moments_keep_their_milliseconds_when_they_have_them() -> None:
+    from mnemonite.server.ui.render import when
+
+    assert when(datetime(2026, 3, 2, 9, 0, 5, tzinfo=UTC)) == "2026-03-02 09:00:05 UTC"
+    assert when(datetime(2026, 3, 2, 9, 0, 5, 335_000, tzinfo=UTC)) == "2026-03-02 09:00:05.335 UTC"
+    assert when(None) == "now"

@@ -67,6 +67,8 @@ def test_every_verb_has_exactly_one_route() -> None:
         "shared",
         "tools",
     }
+    paths = {getattr(route, "path", None) for route in app.routes}
+    assert "/openapi.json" in paths and not paths & {"/docs", "/redoc"}  # their pages need a CDN: not served
 
 
 def test_semantic_verbs_remember_supersede_forget_and_replay(service: Service) -> None:

@@ -102,7 +102,7 @@ def assert_untouched(service: Service, ids: dict[str, str]) -> None:
         assert block["value"] == SECRET and block["agents"] == ["rag"]  # type: ignore[index]
         assert [m["content"] for m in ok(http.get("/v1/sessions/s1/messages"))["items"]] == [SECRET]  # type: ignore[index]
         assert [p["steps"] for p in ok(http.get("/v1/procedures"))["items"]] == [[SECRET]]  # type: ignore[index]
-        group = ok(http.get("/v1/groups"))[0]  # type: ignore[index]
+        group = ok(http.get("/v1/groups"))["items"][0]  # type: ignore[index]
         assert [(m["user"], m["agent"]) for m in group["members"]] == [("alice", "rag")]
         assert [i["id"] for i in ok(http.get("/v1/shared"))["items"]] == [ids["item_id"]]  # type: ignore[index]
 

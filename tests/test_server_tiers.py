@@ -153,7 +153,8 @@ def test_shared_groups(service: Service) -> None:
         assert [(m["user"], m["role"]) for m in added["members"]] == [("alice", "owner"), ("bob", "member")]
         share = ok(http.post("/v1/groups/home/shares", json={"fact_id": fact["id"]}), 201)
         problem(http.post("/v1/groups/home/shares", json={}), 422, "InvalidInputError")
-        assert [g["id"] for g in ok(http.get("/v1/groups"))] == [group["id"]]
+        assert [g["id"] for g in ok(http.get("/v1/groups"))["items"]] == [group["id"]]
+        assert ok(http.get("/v1/groups", params={"limit": 1, "offset": 1}))["items"] == []
     with service.client("bob") as http:
         items = ok(http.get("/v1/shared", params={"agent": "rag"}))["items"]
         assert [i["fact"]["text"] for i in items] == ["The wifi password is on the fridge"]
@@ -217,3 +218,15 @@ def test_the_nine_tools_over_http(service: Service) -> None:
         assert found["output"]["facts"] == []
         block = {"arguments": {"label": "human", "text": "x"}, "agent": "rag"}
         assert ok(http.post("/v1/tools/block_append", json=block))["error"]["code"] == "not_found"
+
+
+def test_a_tool_call_by_a_key_of_the_whole_user_must_name_the_agent(service: Service) -> None:
+    with service.client("alice") as http:
+        body = problem(http.post("/v1/tools/block_append", json={"arguments": {"label": "human", "text": "x"}}), 422,
+                       "MemoryScopeError")  # fmt: skip
+        assert 'send "agent" in the body' in body["detail"]
+        ok(http.post("/v1/blocks", json={"label": "human", "value": "Name: Alice", "agent": "rag"}), 201)
+        named = ok(
+            http.post("/v1/tools/block_append", json={"arguments": {"label": "human", "text": "x"}, "agent": "rag"})
+        )
+        assert named["ok"] is True

@@ -176,3 +176,8 @@ def run_demo(url: str, console: Console | None = None) -> None:
             f"health: {health.fragment_count} episodes, {health.fact_count} facts"
             f" ({health.active_fact_count} active), schema v{health.schema_version}, journal={health.journal_mode}"
         )
+        out.print(
+            f"the memory is user {USER!r}, agent {AGENT!r}; see it in a browser with the inspector"
+            f" (needs the server extras): mnemonite ui --db {escape(url)} -u {USER}",
+            highlight=False,
+        )

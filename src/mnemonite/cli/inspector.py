@@ -35,7 +35,7 @@ def ui(
     with _extras("ui"):
         from mnemonite.server import serve
     url = db or globals_().db
-    with opened(url, create=True) as mem:
+    with opened(url, create=False) as mem:  # a viewer: a mistyped --db is an error, not a new empty memory
         issued = mem.keys.create(user, agent=agent, label="mnemonite ui") if user else None
         active = mem.keys.active()
     address = f"http://{HOST}:{port}/ui/"

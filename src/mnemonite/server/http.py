@@ -86,8 +86,10 @@ def create_app(
                 await stack.enter_async_context(mcp_server.session_manager.run())
             yield
 
+    # No /docs or /redoc: FastAPI's pages fetch their scripts from a CDN, blank offline; /openapi.json stays.
     app = FastAPI(title="mnemonite", version=__version__, lifespan=lifespan, exception_handlers=HANDLERS,
-                  description="Layered long-term memory for AI agents, over HTTP.")  # fmt: skip
+                  description="Layered long-term memory for AI agents, over HTTP.", docs_url=None,
+                  redoc_url=None)  # fmt: skip
     add_routes(app, verbs)
     app.add_api_route("/health", _liveness, methods=["GET"], response_model=Liveness, tags=["health"],
                       summary="Whether the server answers (no API key needed).")  # fmt: skip

@@ -66,6 +66,10 @@ class SharedQuery(Paged, ScopeFields):
     group: str | None = Field(default=None, min_length=1, max_length=256)
 
 
+class GroupsQuery(Paged, ScopeFields):
+    """The groups the scope's agent is a member of, a page at a time."""
+
+
 def _scope(call: Call[Any]) -> Scope:
     return call.who.scope(user=call.body.user, agent=call.body.agent)
 
@@ -75,9 +79,9 @@ async def create(call: Call[GroupBody]) -> Group:
     return await call.mem.shared.create(_scope(call), call.body.name, kind=call.body.kind)
 
 
-async def groups(call: Call[ScopeFields]) -> list[Group]:
-    """The groups the scope's agent is a member of."""
-    return await call.mem.shared.groups(_scope(call))
+async def groups(call: Call[GroupsQuery]) -> Page[Group]:
+    """The groups the scope's agent is a member of (paged)."""
+    return page_of(await call.mem.shared.groups(_scope(call)), call.body)
 
 
 async def add_member(call: Call[MemberBody]) -> Group:
@@ -113,7 +117,7 @@ async def list_for(call: Call[SharedQuery]) -> Page[SharedItem]:
 _G = "/v1/groups/{group}"
 VERBS: tuple[Verb, ...] = (
     Verb("shared", "shared.create", "POST", "/v1/groups", "write", create, Group, body=GroupBody, status=201),
-    Verb("shared", "shared.groups", "GET", "/v1/groups", "read", groups, list[Group], query=ScopeFields),
+    Verb("shared", "shared.groups", "GET", "/v1/groups", "read", groups, Page[Group], query=GroupsQuery),
     Verb("shared", "shared.list_for", "GET", "/v1/shared", "read", list_for, Page[SharedItem], query=SharedQuery),
     Verb("shared", "shared.add_member", "POST", f"{_G}/members", "write", add_member, Group, body=MemberBody),
     Verb("shared", "shared.remove_member", "DELETE", f"{_G}/members", "write", remove_member, Group,

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
-from mnemonite.errors import NotFoundError
+from mnemonite.errors import MemoryScopeError, NotFoundError
 from mnemonite.models.base import Model
 from mnemonite.models.tools import ToolResult
 from mnemonite.server.episodic import ScopeFields
@@ -61,6 +61,10 @@ async def run_tool(call: Call[ToolBody]) -> ToolResult:
         call.who.require_whole_user("conversation_search reads the turns of every agent taking part in the session")
     reveal = reveal_for(call, b.reveal)
     scope = call.who.scope(user=b.user, agent=b.agent, session=b.session)
+    if scope.agent is None:
+        raise MemoryScopeError(
+            'the memory tools act for one agent: send "agent" in the body (this key is bound to no agent)'
+        )
     toolset = call.mem.tools.for_scope(scope, policy=call.who.policy())
     return await toolset.call(spec.name, b.arguments, reveal=reveal)
 

@@ -65,15 +65,9 @@ async def viewer(request: Request) -> Viewer:
     """The viewer of a request; `AuthenticationError` without a valid key."""
     mem: Memory = request.app.state.memory
     who = Principal.of_key(await mem.keys.authenticate(_secret(request)))
-    agent = text(request, "agent", 256) or who.agent or await _newest_agent(mem, who)
+    agent = text(request, "agent", 256) or who.agent  # none named: every agent the key may read
     who.scope(agent=agent)  # another agent than the key's is refused here, before anything is read
     return Viewer(mem, who, agent)
-
-
-async def _newest_agent(mem: Memory, who: Principal) -> str | None:
-    """The agent of the user's newest episode: the page to open first for a key of every agent."""
-    newest = await mem.episodic.recent(who.scope(), limit=1)
-    return newest[0].agent if newest else None
 
 
 def page(view: View) -> Callable[[Request], Awaitable[Response]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -52,13 +53,17 @@ async def _concepts(v: Viewer) -> dict[str, Any]:
 async def _graph(request: Request, v: Viewer) -> Response:
     """The scope's entities; with ``entity``, its neighbourhood; and the concept graph."""
     context: dict[str, Any] = {"depth": number(request, "depth", 1, 1, 3), "q": text(request, "q", 500)}
-    if v.agent is None:
-        return html("graph.html", entities=[], **context, **v.context("graph"))
+    entity_id = text(request, "entity", 256)
+    if v.agent is None and entity_id is not None:  # an entity names its agent's graph
+        v = replace(v, agent=(await v.who.entity(v.mem, entity_id)).agent)
+    if v.agent is None:  # a graph is one agent's: offer the agents of the user's recent episodes
+        recent = await v.mem.episodic.recent(v.scope(), limit=100)
+        agents = sorted({e.agent for e in recent if e.agent})
+        return html("graph.html", entities=[], agents=agents, **context, **v.context("graph"))
     if context["q"]:
         context["entities"] = await v.mem.graph.search_entities(v.scope(), context["q"], limit=100)
     else:
         context["entities"], context["total"] = await v.mem.graph.entities(v.scope(), limit=200)
-    entity_id = text(request, "entity", 256)
     if entity_id is not None:
         context |= await _neighbourhood(v, await v.who.entity(v.mem, entity_id), context["depth"])
     context |= await _concepts(v)

@@ -29,10 +29,14 @@ HEADERS = {
 
 
 def when(moment: datetime | None, empty: str = "now") -> str:
-    """A moment as ``2026-03-02 09:00:05 UTC`` (``empty`` for an open end)."""
+    """A moment as ``2026-03-02 09:00:05 UTC``, with milliseconds when it has a fraction (writes made
+    in one run are milliseconds apart); ``empty`` for an open end."""
     if moment is None:
         return empty
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    utc = moment.astimezone(UTC)
+    if utc.microsecond:
+        return utc.strftime("%Y-%m-%d %H:%M:%S.") + f"{utc.microsecond // 1000:03d} UTC"
+    return utc.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def clip(text: str | None, limit: int = CLIP) -> str:
