@@ -240,7 +240,9 @@ def test_a_read_only_key_cannot_approve(browser: Browser, site: Site, dialogs: l
 
 def test_graph_neighbourhood_and_concept_graph(browser: Browser, site: Site, dialogs: list[str]) -> None:
     page = open_as(browser, site, "sam", dialogs)
-    page.click("nav >> text=Graph")
+    page.click("nav >> text=Graph")  # a key of the whole user: a graph is one agent's, the page offers them
+    expect(page.locator(".banner")).to_contain_text("A graph belongs to one agent")
+    page.locator("#agents a", has_text="assistant").click()
     page.locator("#entities a", has_text="Sam").first.click()
     graph = page.locator("#neighbourhood")
     expect(graph).to_contain_text("Vila Nova de Gaia")

@@ -57,12 +57,14 @@ def database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return str(path)
 
 
-def test_every_command_argument_fails_typed_and_changes_nothing(database: str) -> None:
+def fuzz_commands(database: str, commands: list[list[str]], examples: int) -> list[str]:
+    """Each of ``commands`` with an odd value in place of ``{}``: the problems found (an untyped error, or
+    a refused command that changed the database)."""
     runner, url, problems = CliRunner(), f"sqlite:///{database}", []
 
-    @settings(max_examples=EXAMPLES * len(COMMANDS), deadline=None, database=None, derandomize=True,
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(command=st.sampled_from(COMMANDS), value=ARGUMENT)
+    @given(command=st.sampled_from(commands), value=ARGUMENT)
     def one(command: list[str], value: str) -> None:
         if value.startswith("-"):
             value = f" {value}"  # an option name is click's business (exit 2), not a value
@@ -78,6 +80,11 @@ def test_every_command_argument_fails_typed_and_changes_nothing(database: str) -
             problems.append(f"{command[:2]} {value!r:.50}: refused, but the database changed")
 
     one()
+    return problems
+
+
+def test_every_command_argument_fails_typed_and_changes_nothing(database: str) -> None:
+    problems = fuzz_commands(database, COMMANDS, EXAMPLES * len(COMMANDS))
     assert problems == [], "\n".join(problems)
 
 

@@ -10,18 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from mnemonite import MnemoniteError
 from mnemonite.cli import app
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
 sys.path.insert(0, str(Path(__file__).parent))
-from test_cli_fuzz import ARGUMENT, EXAMPLES
-
-from reliability_inputs import content_hash
+from test_cli_fuzz import EXAMPLES, fuzz_commands
 
 PER_COMMAND = max(1, EXAMPLES // 3)  # a command opens the memory each time: 2 each in the fast profile
 UA = ["-u", "u", "-a", "a"]
@@ -66,24 +61,5 @@ def database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_every_tier_command_argument_fails_typed_and_changes_nothing(database: str) -> None:
-    runner, url, problems = CliRunner(), f"sqlite:///{database}", []
-
-    @settings(max_examples=PER_COMMAND * len(COMMANDS), deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(command=st.sampled_from(COMMANDS), value=ARGUMENT)
-    def one(command: list[str], value: str) -> None:
-        if value.startswith("-"):
-            value = f" {value}"  # an option name is click's business (exit 2), not a value
-        args = ["--debug", "--db", database, *[value if part == "{}" else part for part in command]]
-        before = content_hash(url)
-        result = runner.invoke(app, args)
-        error = result.exception
-        if error is None or (isinstance(error, SystemExit) and error.code in (0, 1, 2)):
-            return
-        if not isinstance(error, MnemoniteError):
-            problems.append(f"{command[:2]} {value!r:.50}: {type(error).__name__}: {error}")
-        elif content_hash(url) != before:
-            problems.append(f"{command[:2]} {value!r:.50}: refused, but the database changed")
-
-    one()
+    problems = fuzz_commands(database, COMMANDS, PER_COMMAND * len(COMMANDS))
     assert problems == [], "\n".join(problems)
