@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 RUNTIME := $(VENV)/.installed-runtime
 DEV     := $(VENV)/.installed-dev
 
-.PHONY: install demo test lint format bench clean docs openapi
+.PHONY: install demo test lint format bench clean docs openapi browser
 
 $(PY):
 	@echo "==> creating the virtual environment $(VENV) with $(PYTHON)"
@@ -35,7 +35,14 @@ demo: $(RUNTIME)
 	@echo "==> running the demo on $(DEMO_DB)"
 	$(VENV)/bin/mnemonite demo --db "$(DEMO_DB)" --fresh
 
-test: $(DEV)
+# The inspector's browser tests drive Debian's Chromium (Playwright's own browser download is not used).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "==> installing Chromium (Debian's package) for the inspector's browser tests"; \
+		sudo=""; [ "$$(id -u)" -eq 0 ] || sudo="sudo"; \
+		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq chromium; }
+
+test: $(DEV) browser
 	$(PY) -m pytest
 
 lint: $(DEV)

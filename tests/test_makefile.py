@@ -44,6 +44,11 @@ def test_test_on_a_fresh_clone_installs_the_dev_tools(tmp_path: Path) -> None:
     assert '".[dev]"' in install
 
 
+def test_test_installs_chromium_for_the_browser_tests_only_when_it_is_missing(tmp_path: Path) -> None:
+    commands = plan("test", tmp_path / "venv")
+    assert "command -v chromium" in commands and "apt-get install -y -qq chromium" in commands
+
+
 def test_test_after_demo_adds_the_dev_tools(tmp_path: Path) -> None:
     venv = fake_venv(tmp_path, ".installed-runtime")
     [install] = installs(plan("test", venv))
