@@ -12,6 +12,7 @@ import asyncio
 import math
 import os
 import sys
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -66,16 +67,21 @@ def _nested(depth: int) -> Any:
     return value
 
 
-@pytest.fixture
-def fuzz_memory(memory_url: str) -> Any:
-    """A seeded memory with the real model, indexing inline (a background write would move the hash)."""
+def seeded(memory_url: str, seed_with: Callable[[Memory], Awaitable[Any]]) -> Iterator[Any]:
+    """A memory seeded by ``seed_with``, with the real model, indexing inline (a background write would
+    move the hash): (loop, memory, url)."""
     loop = asyncio.new_event_loop()
     mem = loop.run_until_complete(Memory.open(memory_url, config=MemoryConfig(index_in_background=False)))
-    loop.run_until_complete(seed(mem))
+    loop.run_until_complete(seed_with(mem))
     yield loop, mem, memory_url
     loop.run_until_complete(mem.close(finish_indexing=False))
     loop.close()
     close_connections()
+
+
+@pytest.fixture
+def fuzz_memory(memory_url: str) -> Iterator[Any]:
+    yield from seeded(memory_url, seed)
 
 
 def _fuzz(name: str, kind: str, call: Any, check: Any) -> None:

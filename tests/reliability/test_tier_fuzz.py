@@ -25,11 +25,11 @@ from mnemonite import InvalidInputError, Memory, MemoryConfig, MemoryScopeError,
 from mnemonite.tools import TOOLS
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
-from reliability_inputs import close_connections, probe
+from reliability_inputs import probe
 from reliability_tiers import CALLS, GOOD, SS, US, seed, tool_probe
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_input_fuzz import KINDS, TEXT, WRONG
+from test_input_fuzz import KINDS, TEXT, WRONG, seeded
 
 EXAMPLES = int(os.environ.get("MNEMONITE_FUZZ_EXAMPLES", "3"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
@@ -59,14 +59,7 @@ def tool_calls(draw: st.DrawFn) -> tuple[Any, Any]:
 
 @pytest.fixture
 def fuzz_memory(memory_url: str) -> Iterator[tuple[asyncio.AbstractEventLoop, Memory, str]]:
-    """A seeded memory with the real model, indexing inline (a background write would move the hash)."""
-    loop = asyncio.new_event_loop()
-    mem = loop.run_until_complete(Memory.open(memory_url, config=MemoryConfig(index_in_background=False)))
-    loop.run_until_complete(seed(mem))
-    yield loop, mem, memory_url
-    loop.run_until_complete(mem.close(finish_indexing=False))
-    loop.close()
-    close_connections()
+    yield from seeded(memory_url, seed)
 
 
 def _fuzz(kind: str, check: Any) -> None:
