@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -72,3 +73,47 @@ def test_the_cache_stays_within_budget_and_evicts_least_recent_first(
         if evicted:  # whatever went out was used before whatever stayed
             assert max(order.index(k) for k in evicted) < min(order.index(k) for k in kept)
         order = kept
+
+
+async def test_a_users_first_read_walks_its_scope_not_every_users_rows(tmp_path: Path) -> None:
+    """SQLite plans without statistics: the read of one user's texts and vectors must be driven by the
+    scope index, else each user's first search reads the whole table (slow with many users)."""
+    from mnemonite.store.sql_search import SEQ_WALK, by_user, user_where
+
+    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", embedder="none")
+    async with await Memory.open(config=config) as mem:
+        await mem.episodic.put(ep("e1", "ann plays chess"), user="ann", session="s", agent="a")
+        db = mem._store._db
+        clause, params = user_where("episode", "ann")
+        assert by_user(db, 0, SEQ_WALK + 1) and not by_user(db, 10, 10 + SEQ_WALK)
+        texts = f"SELECT r.seq FROM episodes r WHERE +r.seq > ? AND +r.seq <= ? AND {clause}"
+        vectors = (
+            f"SELECT v.seq FROM episodes r CROSS JOIN vectors v WHERE {clause} AND r.seq > ? AND r.seq <= ?"
+            " AND v.kind = 'episode' AND v.model = 'm' AND v.seq = r.seq"
+        )
+        for sql, args in ((texts, (0, 10**9, *params)), (vectors, (*params, 0, 10**9))):
+            plan = " ".join(str(row[3]) for row in await db.execute_fetchall("EXPLAIN QUERY PLAN " + sql, args))
+            assert "idx_episodes_scope_ts" in plan, plan
+
+
+async def test_both_read_paths_return_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whichever way a read is driven (seq range or scope index), it returns the same rows in seq order."""
+    from mnemonite.store import sql_search
+
+    async with await Memory.open(config=MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}")) as mem:
+        for i in range(40):
+            user = ("ann", "bob", "cy")[i % 3]
+            await mem.episodic.put(ep(f"e{i}", f"{user} note {i}"), user=user, session="s", agent="a")
+        await mem.index()
+        model = mem._engine.active.model  # type: ignore[union-attr]
+        for after, span in ((0, 10**6), (0, 3), (7, 5000), (20, 0), (39, 2), (25, 14)):
+            results = []
+            for walk in (10**9, -1):  # never / always by the scope index
+                monkeypatch.setattr(sql_search, "SEQ_WALK", walk)
+                texts = await mem._store.texts("episode", "bob", after, after + span)
+                seqs, matrix = await mem._store.vectors("episode", model, 384, "bob", after, after + span)
+                results.append((texts, seqs.tolist(), matrix.tobytes()))
+            assert results[0] == results[1]
+            got = [seq for seq, _ in results[0][0]]
+            assert got == sorted(got) == results[0][1]
+            assert all(after < seq <= after + span for seq in got)

@@ -130,12 +130,31 @@ async def vectors(
 ) -> tuple[Seqs, Matrix]:
     """The stored vectors of ``model`` for the user's rows with ``after < seq <= upto``; bad rows are skipped."""
     clause, params = user_where(kind, user)
-    rows = await db.execute_fetchall(
-        f"SELECT v.seq, {vector_column(db)} FROM vectors v JOIN {TABLE[kind]} r ON r.seq = v.seq"
-        f" WHERE v.kind = ? AND v.model = ? AND v.seq > ? AND v.seq <= ? AND {clause} ORDER BY v.seq",
-        (kind, model, after, upto, *params),
-    )
+    if by_user(db, after, upto):  # the user's rows first (scope index), then each one's vector by key
+        rows = await db.execute_fetchall(
+            f"SELECT v.seq, {vector_column(db)} FROM {TABLE[kind]} r CROSS JOIN vectors v"
+            f" WHERE {clause} AND r.seq > ? AND r.seq <= ? AND v.kind = ? AND v.model = ? AND v.seq = r.seq"
+            " ORDER BY v.seq",
+            (*params, after, upto, kind, model),
+        )
+    else:
+        rows = await db.execute_fetchall(
+            f"SELECT v.seq, {vector_column(db)} FROM vectors v JOIN {TABLE[kind]} r ON r.seq = v.seq"
+            f" WHERE v.kind = ? AND v.model = ? AND v.seq > ? AND v.seq <= ? AND {clause} ORDER BY v.seq",
+            (kind, model, after, upto, *params),
+        )
     return _matrix(list(rows), kind, model, dimensions)
+
+
+# A read of the rows after ``after`` walks the seq range when it is this short, else the user's scope index.
+SEQ_WALK = 4096
+
+
+def by_user(db: Connection, after: int, upto: int) -> bool:
+    """SQLite: whether a read of one user's rows in ``(after, upto]`` should walk that user's scope index
+    rather than the seq range. SQLite plans without statistics and would walk the seq range, every
+    user's rows, which is the whole table on a user's first read. PostgreSQL plans by its statistics."""
+    return not is_postgres(db) and upto - after > SEQ_WALK
 
 
 def vector_column(db: Connection, alias: str = "v") -> str:
@@ -165,8 +184,10 @@ def vector_bytes(vector: object) -> bytes:
 async def texts(db: Connection, kind: RecordKind, user: str, after: int, upto: int) -> list[tuple[int, str]]:
     """(seq, text) of the user's rows with ``after < seq <= upto``, by ``seq``."""
     clause, params = user_where(kind, user)
+    seq = "+r.seq" if by_user(db, after, upto) else "r.seq"  # unary plus: SQLite does not walk the seq range
     rows = await db.execute_fetchall(
-        f"SELECT r.seq, r.{TEXT[kind]} FROM {TABLE[kind]} r WHERE r.seq > ? AND r.seq <= ? AND {clause} ORDER BY r.seq",
+        f"SELECT r.seq, r.{TEXT[kind]} FROM {TABLE[kind]} r WHERE {seq} > ? AND {seq} <= ? AND {clause}"
+        " ORDER BY r.seq",
         (after, upto, *params),
     )
     return [(int(row[0]), str(row[1])) for row in rows]
