@@ -186,8 +186,7 @@ async def texts(db: Connection, kind: RecordKind, user: str, after: int, upto: i
     clause, params = user_where(kind, user)
     seq = "+r.seq" if by_user(db, after, upto) else "r.seq"  # unary plus: SQLite does not walk the seq range
     rows = await db.execute_fetchall(
-        f"SELECT r.seq, r.{TEXT[kind]} FROM {TABLE[kind]} r WHERE {seq} > ? AND {seq} <= ? AND {clause}"
-        " ORDER BY r.seq",
+        f"SELECT r.seq, r.{TEXT[kind]} FROM {TABLE[kind]} r WHERE {seq} > ? AND {seq} <= ? AND {clause} ORDER BY r.seq",
         (after, upto, *params),
     )
     return [(int(row[0]), str(row[1])) for row in rows]
