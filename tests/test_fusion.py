@@ -50,3 +50,17 @@ def test_terms_and_names() -> None:
     ]
     assert terms("the the the") == []
     assert mentioned("What did caroline paint?", ["Caroline", "Mel", "Carol"]) == ["Caroline"]
+
+
+@given(scores, cosines, alphas, st.floats(0, 1000, allow_nan=False))
+def test_a_shared_top_scales_full_text_down_never_up(
+    lex: dict[int, float], cos: dict[int, float], alpha: float, top: float
+) -> None:
+    """Several tiers fused on one BM25 scale: a top above this list's best lowers its full-text part;
+    one below it changes nothing (the list's own best still scores the whole weight)."""
+    own = linear_fusion(lex, cos, alpha)
+    shared = linear_fusion(lex, cos, alpha, top)
+    assert set(shared) == set(own)
+    assert all(-1e-9 <= value <= own[item] + 1e-9 for item, value in shared.items())
+    if top <= max(lex.values(), default=0.0):
+        assert shared == own

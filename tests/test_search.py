@@ -490,3 +490,75 @@ async def test_queries_take_the_embedders_query_path_unless_told_not_to(
     exact = await filled.search(scope, "a holiday in the mountains", k=2, options=SearchOptions(query_path=False))
     assert calls == ["embed_query", "embed"]
     assert ids(fast) == ids(exact) == ["trip", "hike"]
+
+
+async def test_a_fact_stands_in_for_the_turns_it_was_read_from(memory_url: str) -> None:
+    """Searching episodes and facts, a turn and a fact read from it come back once, as the fact, at the
+    better of their two places; ``facts_stand_in=False`` returns both. Runs on both backends."""
+    mem = await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False))
+    turns = [
+        ("t1", "Jo: I moved to Munich last month, the flat is near the river"),
+        ("t2", "Jo: my sister still lives in Hamburg"),
+        ("t3", "Jo: the weather in Munich has been grey all week"),
+    ]
+    await mem.episodic.put_many([ep(i, text) for i, text in turns], user="u", session="s", agent="a")
+    base = {"promotion_ts": datetime.now(UTC), "rule_id": "r", "confidence": 1.0}
+    payload = {"text": "Jo lives in Munich", "user": "u", "agent": "a"}
+    fact = (await mem.semantic.apply_delta(AddDelta(fact_payload=payload, source_episode_ids=["t1"], **base))).fact_id
+    await mem.index()
+    scope, question = Scope(user="u", agent="a"), "Where did Jo move to? Munich"
+    both = await mem.search(scope, question, k=4, options=SearchOptions(facts_stand_in=False))
+    assert {"t1", fact} <= set(ids(both))
+    hits = await mem.search(scope, question, k=4)
+    assert "t1" not in ids(hits) and fact in ids(hits)
+    best = min(ids(both).index("t1"), ids(both).index(fact))
+    assert ids(hits)[best] == fact and hits[best].score == both[best].score
+    assert [i for i in ids(hits) if i != fact] == [i for i in ids(both) if i not in (fact, "t1")][: len(hits) - 1]
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # One tier searched alone: nothing to stand in for.
+    assert "t1" in ids(await mem.search(scope, question, k=4, tiers=("episodic",)))
+    await mem.close()
+
+
+def test_stand_in_keeps_order_and_skips_pending_facts() -> None:
+    from mnemonite import Episode, Fact
+    from mnemonite.search.hybrid import stand_in
+
+    def hit(record: Episode | Fact, score: float) -> SearchHit:
+        tier = "episodic" if isinstance(record, Episode) else "semantic"
+        return SearchHit(record=record, tier=tier, score=score)
+
+    def fact(fid: str, sources: list[str], status: str = "active") -> Fact:
+        now = datetime.now(UTC)
+        return Fact(
+            id=fid, text=fid, user="u", agent="a", source_episode_ids=sources, status=status,  # type: ignore[arg-type]
+            valid_from=now, recorded_at=now, rule_id="r", confidence=1.0, promotion_ts=now,
+        )  # fmt: skip
+
+    e = {i: ep(i, f"turn {i}").model_copy(update={"user": "u"}) for i in ("a", "b", "c", "d")}
+    hits = [
+        hit(e["a"], 9), hit(fact("F1", ["b", "c"]), 8), hit(e["b"], 7), hit(fact("P", ["a"], "pending"), 6),
+        hit(e["d"], 5), hit(fact("F2", ["d", "a"]), 4), hit(e["c"], 3),
+    ]  # fmt: skip
+    out = stand_in(hits)
+    assert [h.record.id for h in out] == ["F2", "F1", "P"]  # F2 took a's place (9); d dropped; b, c covered by F1
+    assert [h.score for h in out] == [9, 8, 6]
+
+
+async def test_both_tiers_share_one_full_text_scale(memory_url: str) -> None:
+    """The best fact does not take the whole full-text weight when an episode matches the words better:
+    BM25 is divided by the best score of both tiers searched, not of the fact's own tier."""
+    mem = await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False, embedder="none"))
+    await mem.episodic.put(ep("t1", "Jo rode the red tram to the old harbour market"), user="u", session="s", agent="a")
+    base = {"promotion_ts": datetime.now(UTC), "rule_id": "r", "confidence": 1.0, "source_episode_ids": []}
+    await mem.semantic.apply_delta(AddDelta(fact_payload={"text": "Jo likes markets", "user": "u", "agent": "a"}, **base))
+    scope, question = Scope(user="u", agent="a"), "red tram harbour market"
+    hits = {h.tier: h for h in await mem.search(scope, question, k=5)}
+    alone = (await mem.search(scope, question, k=5, tiers=("semantic",)))[0]
+    assert alone.score == pytest.approx(1.0)  # full text only: its own tier's best scores the whole weight
+    top = max(h.fulltext_score or 0.0 for h in hits.values())
+    assert hits["episodic"].fulltext_score == top
+    fact = hits["semantic"]
+    assert fact.fulltext_score is not None and fact.fulltext_score < top
+    assert fact.score == pytest.approx(fact.fulltext_score / top)
+    await mem.close()

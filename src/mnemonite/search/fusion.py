@@ -15,9 +15,14 @@ def rrf_fusion(rankings: Sequence[Sequence[int]], weights: Sequence[float], k: i
     return fused
 
 
-def linear_fusion(lexical: Mapping[int, float], cosine: Mapping[int, float], alpha: float) -> dict[int, float]:
-    """``alpha * lexical / max(lexical) + (1 - alpha) * max(cosine, 0)``, each term in [0, 1]."""
-    top = max(lexical.values(), default=0.0)
+def linear_fusion(
+    lexical: Mapping[int, float], cosine: Mapping[int, float], alpha: float, top: float | None = None
+) -> dict[int, float]:
+    """``alpha * lexical / top + (1 - alpha) * max(cosine, 0)``, each term in [0, 1].
+
+    ``top`` is ``max(lexical)`` unless given (a larger one, shared by several lists, puts them on one scale).
+    """
+    top = max(lexical.values(), default=0.0) if top is None else max(top, max(lexical.values(), default=0.0))
     rest = 1 - alpha
     fused = {item: rest * value if value > 0 else 0.0 for item, value in cosine.items()}
     for item, value in lexical.items():

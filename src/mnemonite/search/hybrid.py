@@ -113,6 +113,7 @@ class _Gathered:
     behind: bool  # some rows may have no vector yet (the indexer lags)
     lexical: list[tuple[int, float]] = field(default_factory=list)
     ranked: dict[int, float] = field(default_factory=dict)
+    lexical_top: float | None = None  # the BM25 score full text is scaled by (None: this tier's best)
 
 
 class SearchOptions(Model):
@@ -147,6 +148,11 @@ class SearchOptions(Model):
         " products) where it has one; False: with the model exactly as stored vectors were made",
     )
     salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")
+    facts_stand_in: bool = Field(
+        default=True,
+        description="a fact among the hits stands in for the episodes it was distilled from (provenance): they"
+        " are left out and the fact takes the best of their places; False: both are returned",
+    )
     rerank_depth: int = Field(default=30, ge=1)
     embed_pending: int = Field(
         default=256,
@@ -210,6 +216,12 @@ class SearchEngine:
             qvecs = await embedding
         tier_qvecs = await self._tier_queries(text, gathered, readers, qvecs, opts)
         await self._rank(flt.tiers, gathered, tier_qvecs, opts)
+        # BM25 is scaled by the best score of every tier searched, not each tier's own: otherwise the
+        # best fact and the best episode both take the whole full-text weight, however weak one of them
+        # matches, and a fact that merely shares a word outranks the turn that answers.
+        top = max((score for found in gathered for _, score in found.lexical), default=0.0)
+        for found in gathered:
+            found.lexical_top = top
         scored: list[tuple[float, Tier, int]] = []
         explain: dict[Tier, Explain] = {}
         for tier, found, tier_vecs in zip(flt.tiers, gathered, tier_qvecs, strict=True):
@@ -224,6 +236,8 @@ class SearchEngine:
         if opts.salience_weight > 0:
             hits = await self._weigh_salience(hits, opts.salience_weight)
         self._users.settle((KIND_OF_TIER[tier], flt.scope.user) for tier in flt.tiers)
+        if opts.facts_stand_in and len(flt.tiers) > 1:
+            hits = stand_in(hits)
         return hits[:k]
 
     async def _tier_queries(
@@ -416,7 +430,7 @@ class SearchEngine:
         else:
             cosine = await self._cosines(index, vecs, tail, qvecs, opts, allowed, settled=settled)
             cosine = _above(cosine, opts.min_cosine)
-        fused = self._fuse(lexical, cosine, opts, missing)
+        fused = self._fuse(lexical, cosine, opts, missing, found.lexical_top)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
@@ -427,7 +441,7 @@ class SearchEngine:
                 moved = _expand([vecs, tail], qvecs, top, opts.feedback)
                 cosine = await self._cosines(index, vecs, tail, moved, opts, only, exact=True)
             cosine = _above(cosine, opts.min_cosine)
-            fused = self._fuse(lexical, cosine, opts, missing)
+            fused = self._fuse(lexical, cosine, opts, missing, found.lexical_top)
         if kind == "episode":
             fused = await self._boost(fused, found.named, opts)
         elif found.named and opts.source_boost:  # a fact speaks for its source turns' speakers (provenance)
@@ -593,7 +607,11 @@ class SearchEngine:
 
     @staticmethod
     def _fuse(
-        lexical: list[tuple[int, float]], cosine: dict[int, float], opts: SearchOptions, missing: set[int]
+        lexical: list[tuple[int, float]],
+        cosine: dict[int, float],
+        opts: SearchOptions,
+        missing: set[int],
+        top: float | None = None,
     ) -> dict[int, float]:
         if missing:  # records without a vector yet are fused at their full-text rank, not at cosine 0
             cosine = {**cosine, **impute_by_rank(lexical, cosine, missing)}
@@ -601,7 +619,7 @@ class SearchEngine:
             rankings = [[seq for seq, _ in lexical], sorted(cosine, key=lambda s: -cosine[s])]
             return rrf_fusion(rankings, opts.rrf_weights, opts.rrf_k)
         alpha = opts.lexical_weight if cosine and lexical else (1.0 if lexical else 0.0)
-        return linear_fusion(dict(lexical), cosine, alpha)
+        return linear_fusion(dict(lexical), cosine, alpha, top)
 
     async def _boost(self, fused: dict[int, float], named: list[str], opts: SearchOptions) -> dict[int, float]:
         """Boost episodes of named sources, then spread a share of the head's scores to timeline neighbours."""
@@ -659,6 +677,41 @@ def _together(jobs: Iterable[Awaitable[T]]) -> Awaitable[list[T]]:
         return cast(list[T], done)
 
     return results()
+
+
+def stand_in(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """``hits`` (best first) where each fact stands in for the episodes it was distilled from.
+
+    A turn and a fact read from it are one piece of evidence: handed both, an agent reads it
+    twice. The episodes a fact came from are left out, and the fact takes the best of their
+    places (and that place's score) when one of them ranked above it. A pending fact, not yet
+    confirmed by the conflict pipeline, stands in for nothing.
+    """
+    out: list[SearchHit | None] = []
+    place: dict[str, int] = {}  # an episode kept so far -> its place in ``out``
+    covered: set[str] = set()  # episodes a fact already stands in for
+    for hit in hits:
+        record = hit.record
+        if isinstance(record, Episode):
+            if record.id not in covered:
+                place[record.id] = len(out)
+                out.append(hit)
+            continue
+        if record.status == "pending":
+            out.append(hit)
+            continue
+        sources = record.source_episode_ids
+        above = sorted(place.pop(source) for source in sources if source in place)
+        covered.update(sources)
+        if not above:
+            out.append(hit)
+            continue
+        best = out[above[0]]
+        assert best is not None
+        out[above[0]] = hit.model_copy(update={"score": best.score})
+        for at in above[1:]:
+            out[at] = None
+    return [hit for hit in out if hit is not None]
 
 
 def _hit(record: Episode | Fact, tier: Tier, score: float, parts: dict[str, float | int | None]) -> SearchHit:
