@@ -551,7 +551,9 @@ async def test_both_tiers_share_one_full_text_scale(memory_url: str) -> None:
     mem = await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False, embedder="none"))
     await mem.episodic.put(ep("t1", "Jo rode the red tram to the old harbour market"), user="u", session="s", agent="a")
     base = {"promotion_ts": datetime.now(UTC), "rule_id": "r", "confidence": 1.0, "source_episode_ids": []}
-    await mem.semantic.apply_delta(AddDelta(fact_payload={"text": "Jo likes markets", "user": "u", "agent": "a"}, **base))
+    await mem.semantic.apply_delta(
+        AddDelta(fact_payload={"text": "Jo likes markets", "user": "u", "agent": "a"}, **base)
+    )
     scope, question = Scope(user="u", agent="a"), "red tram harbour market"
     hits = {h.tier: h for h in await mem.search(scope, question, k=5)}
     alone = (await mem.search(scope, question, k=5, tiers=("semantic",)))[0]
