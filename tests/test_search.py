@@ -536,13 +536,20 @@ def test_stand_in_keeps_order_and_skips_pending_facts() -> None:
         )  # fmt: skip
 
     e = {i: ep(i, f"turn {i}").model_copy(update={"user": "u"}) for i in ("a", "b", "c", "d")}
-    hits = [
-        hit(e["a"], 9), hit(fact("F1", ["b", "c"]), 8), hit(e["b"], 7), hit(fact("P", ["a"], "pending"), 6),
-        hit(e["d"], 5), hit(fact("F2", ["d", "a"]), 4), hit(e["c"], 3),
-    ]  # fmt: skip
-    out = stand_in(hits)
-    assert [h.record.id for h in out] == ["F2", "F1", "P"]  # F2 took a's place (9); d dropped; b, c covered by F1
-    assert [h.score for h in out] == [9, 8, 6]
+
+    def run(f2: float) -> list[tuple[str, float]]:
+        hits = [
+            hit(e["a"], 9), hit(fact("F1", ["b", "c"]), 8), hit(e["b"], 7), hit(fact("P", ["a"], "pending"), 6),
+            hit(e["d"], 5), hit(fact("F2", ["d", "a"]), f2), hit(e["c"], 3),
+        ]  # fmt: skip
+        return [(h.record.id, h.score) for h in stand_in(hits)]
+
+    # F2 scores at least half of turn a's score: it takes a's place (and score), and d, which it covers, goes.
+    # b and c are covered by F1, ranked above them; the pending P stands in for nothing.
+    assert run(4.6) == [("F2", 9), ("F1", 8), ("P", 6)]
+    # F2 scores under half of a: a's match came from words F2 does not carry, so a stays and holds F2;
+    # d, whose only fact was left out, stays too.
+    assert run(4.4) == [("a", 9), ("F1", 8), ("P", 6), ("d", 5)]
 
 
 async def test_both_tiers_share_one_full_text_scale(memory_url: str) -> None:

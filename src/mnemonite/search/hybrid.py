@@ -227,7 +227,8 @@ class SearchEngine:
         for tier, found, tier_vecs in zip(flt.tiers, gathered, tier_qvecs, strict=True):
             tier_scored, explain[tier] = await self._tier(tier, found, readers, tier_vecs, opts, settled)
             scored += tier_scored
-        wanted = max(k, opts.rerank_depth if reranker else k) * 2
+        stands_in = opts.facts_stand_in and len(flt.tiers) > 1  # then a deeper head: facts meet their turns in it
+        wanted = max(k, opts.rerank_depth if reranker or stands_in else k) * 2
         best = heapq.nsmallest(wanted, scored, key=lambda item: (-item[0], item[1], item[2]))  # ties: tier, oldest
         hits = await self._hits([(score, tier, seq, explain[tier](seq, score)) for score, tier, seq in best], flt)
         if reranker is not None:
@@ -236,7 +237,7 @@ class SearchEngine:
         if opts.salience_weight > 0:
             hits = await self._weigh_salience(hits, opts.salience_weight)
         self._users.settle((KIND_OF_TIER[tier], flt.scope.user) for tier in flt.tiers)
-        if opts.facts_stand_in and len(flt.tiers) > 1:
+        if stands_in:
             hits = stand_in(hits)
         return hits[:k]
 
@@ -679,39 +680,51 @@ def _together(jobs: Iterable[Awaitable[T]]) -> Awaitable[list[T]]:
     return results()
 
 
+# A fact takes the place of a turn ranked above it only when it scores at least this share of the turn's score;
+# else the turn's relevance came from words the fact does not carry, and the turn stays.
+STAND_IN_SHARE = 0.5
+
+
 def stand_in(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """``hits`` (best first) where each fact stands in for the episodes it was distilled from.
 
     A turn and a fact read from it are one piece of evidence: handed both, an agent reads it
-    twice. The episodes a fact came from are left out, and the fact takes the best of their
-    places (and that place's score) when one of them ranked above it. A pending fact, not yet
-    confirmed by the conflict pipeline, stands in for nothing.
+    twice. An episode ranked below one of its facts is left out. An episode ranked above its
+    facts gives its place (and score) to the best of them when that one scores at least
+    ``STAND_IN_SHARE`` of the episode's score; otherwise the episode stays (what made it match is not
+    in its facts: a clause the extractor did not read, a statement since superseded) and its
+    facts ranked below it are left out, since it holds them. A pending fact, not yet confirmed
+    by the conflict pipeline, stands in for nothing.
     """
-    out: list[SearchHit | None] = []
-    place: dict[str, int] = {}  # an episode kept so far -> its place in ``out``
-    covered: set[str] = set()  # episodes a fact already stands in for
+    facts: dict[str, list[SearchHit]] = {}  # episode id -> the current facts read from it, best first
+    for hit in hits:
+        if isinstance(hit.record, Fact) and hit.record.status != "pending":
+            for source in hit.record.source_episode_ids:
+                facts.setdefault(source, []).append(hit)
+    out: list[SearchHit] = []
+    placed: set[str] = set()  # facts already in ``out``
+    held: set[str] = set()  # facts left out because an episode kept above them holds them
+    covered: set[str] = set()  # episodes a fact placed above them stands in for
     for hit in hits:
         record = hit.record
-        if isinstance(record, Episode):
-            if record.id not in covered:
-                place[record.id] = len(out)
+        if isinstance(record, Fact):
+            if record.id not in placed and record.id not in held:
+                placed.add(record.id)
+                covered.update(record.source_episode_ids if record.status != "pending" else ())
                 out.append(hit)
             continue
-        if record.status == "pending":
-            out.append(hit)
+        if record.id in covered:
             continue
-        sources = record.source_episode_ids
-        above = sorted(place.pop(source) for source in sources if source in place)
-        covered.update(sources)
-        if not above:
+        below = [fact for fact in facts.get(record.id, []) if fact.record.id not in placed | held]
+        if below and below[0].score >= STAND_IN_SHARE * hit.score:
+            best = below[0]
+            placed.add(best.record.id)
+            covered.update(best.record.source_episode_ids)  # type: ignore[union-attr]
+            out.append(best.model_copy(update={"score": hit.score}))
+        else:
+            held.update(fact.record.id for fact in below)
             out.append(hit)
-            continue
-        best = out[above[0]]
-        assert best is not None
-        out[above[0]] = hit.model_copy(update={"score": best.score})
-        for at in above[1:]:
-            out[at] = None
-    return [hit for hit in out if hit is not None]
+    return out
 
 
 def _hit(record: Episode | Fact, tier: Tier, score: float, parts: dict[str, float | int | None]) -> SearchHit:
