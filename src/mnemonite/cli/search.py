@@ -71,6 +71,13 @@ def search(
             help="Routed retrieval: auto picks sequential, multihop, graph or flat by the query (says which and why)."
         ),
     ] = None,
+    facts_stand_in: Annotated[
+        bool,
+        typer.Option(
+            "--facts-stand-in/--facts-beside",
+            help="A fact stands in for the turns it was read from, or is shown beside them.",
+        ),
+    ] = True,
     as_json: JsonOption = False,
     nl: NlOption = False,
     as_csv: CsvOption = False,
@@ -81,6 +88,7 @@ def search(
     Records written just before are found: a few waiting for a vector are embedded inline.
     """
     from mnemonite.scope import Scope
+    from mnemonite.search import SearchOptions
 
     tiers: tuple[SearchTier, ...] = tuple(t.value for t in tier or (Tier.episodic, Tier.semantic))
     scope = Scope(user=user, agent=agent, session=session)
@@ -94,7 +102,8 @@ def search(
             err.print(f"route: {routed.route} ({routed.reason})", markup=False, soft_wrap=True)
             hits = routed.hits
         else:
-            hits = mem.search(scope, query, k, tiers=tiers, fresh=fresh)
+            options = None if facts_stand_in else SearchOptions(facts_stand_in=False)
+            hits = mem.search(scope, query, k, tiers=tiers, fresh=fresh, options=options)
     if emit_rows(hits, as_json=as_json, nl=nl, as_csv=as_csv):
         return
     rows = [

@@ -11,6 +11,7 @@ from mnemonite.models.base import Model
 from mnemonite.models.conflict import PurgeRecord
 from mnemonite.models.fact import MemoryType
 from mnemonite.models.search import SearchHit, Tier
+from mnemonite.search import SearchOptions
 from mnemonite.server.verbs import Call, Page, Paged, Verb, page_of
 from mnemonite.tiers import SalientEpisode
 
@@ -74,6 +75,9 @@ class SearchBody(EpisodeSearch):
     memory_types: tuple[MemoryType, ...] | None = None
     tags: tuple[str, ...] | None = None
     as_of: AwareDatetime | None = None
+    facts_stand_in: bool = Field(
+        default=True, description="a fact stands in for the episodes it was read from (false: return both)"
+    )
 
 
 class PurgeBody(Model):
@@ -139,9 +143,10 @@ async def search(call: Call[SearchBody]) -> list[SearchHit]:
     (full-text rank and score, vector rank and cosine, fused score, salience)."""
     q = call.body
     scope = call.who.scope(user=q.user, agent=q.agent, session=q.session)
+    options = None if q.facts_stand_in else SearchOptions(facts_stand_in=False)
     return await call.mem.search(
         scope, q.query, q.k, tiers=q.tiers, memory_types=q.memory_types, tags=q.tags, since=q.since,
-        until=q.until, as_of=q.as_of,
+        until=q.until, as_of=q.as_of, options=options,
     )  # fmt: skip
 
 
