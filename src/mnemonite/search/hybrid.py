@@ -227,7 +227,8 @@ class SearchEngine:
         for tier, found, tier_vecs in zip(flt.tiers, gathered, tier_qvecs, strict=True):
             tier_scored, explain[tier] = await self._tier(tier, found, readers, tier_vecs, opts, settled)
             scored += tier_scored
-        stands_in = opts.facts_stand_in and len(flt.tiers) > 1  # then a deeper head: facts meet their turns in it
+        # Facts among the candidates of a search with episodes: a deeper head, where facts meet their turns.
+        stands_in = opts.facts_stand_in and "episodic" in flt.tiers and any(tier == "semantic" for _, tier, _ in scored)
         wanted = max(k, opts.rerank_depth if reranker or stands_in else k) * 2
         best = heapq.nsmallest(wanted, scored, key=lambda item: (-item[0], item[1], item[2]))  # ties: tier, oldest
         hits = await self._hits([(score, tier, seq, explain[tier](seq, score)) for score, tier, seq in best], flt)
