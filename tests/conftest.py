@@ -10,13 +10,24 @@ from urllib.parse import quote
 
 import pytest
 
-from mnemonite import Episode, Memory, SQLiteMemoryStore
+from mnemonite import AddDelta, Episode, Memory, SQLiteMemoryStore, SyncMemory
 
 T0 = datetime(2025, 1, 1, 9, 0, tzinfo=UTC)
 
 
 def at(minutes: float) -> datetime:
     return T0 + timedelta(minutes=minutes)
+
+
+def plant_turn_and_its_fact(url: str, user: str, agent: str) -> None:
+    """A turn (id ``turn``) and a fact read from it (provenance), written as the consolidator would."""
+    with SyncMemory.open(url, embedder=None) as mem:
+        mem.episodic.put(
+            Episode(id="turn", content="I moved to Munich last month", user=user, session="s1", agent=agent)
+        )
+        payload = {"text": "Lives in Munich", "user": user, "agent": agent}
+        base = {"promotion_ts": datetime.now(UTC), "rule_id": "r", "confidence": 1.0}
+        mem.semantic.apply_delta(AddDelta(fact_payload=payload, source_episode_ids=["turn"], **base))
 
 
 def ep(eid: str, content: str | None = None, minutes: float = 0, **metadata: Any) -> Episode:

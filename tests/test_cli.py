@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mnemonite import SyncMemory
+from conftest import plant_turn_and_its_fact
 from mnemonite.cli import app
 
 runner = CliRunner()
@@ -158,14 +158,7 @@ def test_graph_entities_relations_neighbors_context(db: list[str]) -> None:
 
 
 def test_search_shows_facts_beside_their_turns_when_asked(db: list[str]) -> None:
-    from datetime import UTC, datetime
-
-    from mnemonite import AddDelta, Episode
-
-    with SyncMemory.open(db[1], embedder=None) as mem:
-        mem.episodic.put(Episode(id="turn", content="I moved to Munich last month", user="al", session="s", agent="x"))
-        base = {"promotion_ts": datetime.now(UTC), "rule_id": "r", "confidence": 1.0, "source_episode_ids": ["turn"]}
-        mem.semantic.apply_delta(AddDelta(fact_payload={"text": "Lives in Munich", "user": "al", "agent": "x"}, **base))
+    plant_turn_and_its_fact(db[1], "al", "x")
     question = ("search", "Where did al move? Munich", "-u", "al", "--json", *db)
     stood = json.loads(invoke(*question))
     both = json.loads(invoke(*question, "--facts-beside"))

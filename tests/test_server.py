@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
+from conftest import plant_turn_and_its_fact
 from live_server import running
 from mnemonite import SyncMemory
 from mnemonite.server import VERBS, create_app
@@ -175,19 +176,6 @@ def test_admin_verbs_rules_runs_and_health(service: Service) -> None:
         denied = http.get("/v1/health")
         assert denied.status_code == 403 and denied.json()["error"] == "PermissionDeniedError"
     assert httpx.get(f"{service.url}/health").json()["status"] == "ok"
-
-
-def plant_turn_and_its_fact(url: str, user: str, agent: str) -> None:
-    """A turn and a fact read from it (provenance), written as the consolidator would."""
-    from mnemonite import AddDelta, Episode
-
-    with SyncMemory.open(url, embedder=None) as mem:
-        mem.episodic.put(
-            Episode(id="turn", content="I moved to Munich last month", user=user, session="s1", agent=agent)
-        )
-        payload = {"text": "Lives in Munich", "user": user, "agent": agent}
-        base = {"promotion_ts": datetime.now(UTC), "rule_id": "r", "confidence": 1.0}
-        mem.semantic.apply_delta(AddDelta(fact_payload=payload, source_episode_ids=["turn"], **base))
 
 
 def test_search_returns_facts_beside_their_turns_when_asked(service: Service) -> None:

@@ -113,7 +113,6 @@ class _Gathered:
     behind: bool  # some rows may have no vector yet (the indexer lags)
     lexical: list[tuple[int, float]] = field(default_factory=list)
     ranked: dict[int, float] = field(default_factory=dict)
-    lexical_top: float | None = None  # the BM25 score full text is scaled by (None: this tier's best)
 
 
 class SearchOptions(Model):
@@ -150,8 +149,9 @@ class SearchOptions(Model):
     salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")
     facts_stand_in: bool = Field(
         default=True,
-        description="a fact among the hits stands in for the episodes it was distilled from (provenance): they"
-        " are left out and the fact takes the best of their places; False: both are returned",
+        description="a fact among the hits stands in for the episodes it was distilled from (provenance): an"
+        " episode below it is left out; one above it gives the fact its place when the fact scores at least"
+        " STAND_IN_SHARE of it, else keeps it and leaves out its facts below; False: everything is returned",
     )
     rerank_depth: int = Field(default=30, ge=1)
     embed_pending: int = Field(
@@ -219,13 +219,11 @@ class SearchEngine:
         # BM25 is scaled by the best score of every tier searched, not each tier's own: otherwise the
         # best fact and the best episode both take the whole full-text weight, however weak one of them
         # matches, and a fact that merely shares a word outranks the turn that answers.
-        top = max((score for found in gathered for _, score in found.lexical), default=0.0)
-        for found in gathered:
-            found.lexical_top = top
+        scale = max((score for found in gathered for _, score in found.lexical), default=0.0)
         scored: list[tuple[float, Tier, int]] = []
         explain: dict[Tier, Explain] = {}
         for tier, found, tier_vecs in zip(flt.tiers, gathered, tier_qvecs, strict=True):
-            tier_scored, explain[tier] = await self._tier(tier, found, readers, tier_vecs, opts, settled)
+            tier_scored, explain[tier] = await self._tier(tier, found, readers, tier_vecs, opts, settled, scale)
             scored += tier_scored
         # Facts among the candidates of a search with episodes: a deeper head, where facts meet their turns.
         stands_in = opts.facts_stand_in and "episodic" in flt.tiers and any(tier == "semantic" for _, tier, _ in scored)
@@ -423,7 +421,9 @@ class SearchEngine:
         qvecs: QueryVectors,
         opts: SearchOptions,
         settled: bool,
+        scale: float,
     ) -> tuple[list[tuple[float, Tier, int]], Explain]:
+        """One tier's candidates scored; ``scale`` is the best BM25 score of every tier searched (one scale)."""
         kind = KIND_OF_TIER[tier]
         missing = await self._complete(kind, found, readers, opts, qvecs) if opts.use_vectors else set()
         index, allowed, lexical, vecs, tail = found.index, found.allowed, found.lexical, found.vectors, found.tail
@@ -432,7 +432,7 @@ class SearchEngine:
         else:
             cosine = await self._cosines(index, vecs, tail, qvecs, opts, allowed, settled=settled)
             cosine = _above(cosine, opts.min_cosine)
-        fused = self._fuse(lexical, cosine, opts, missing, found.lexical_top)
+        fused = self._fuse(lexical, cosine, opts, missing, scale)
         if opts.feedback and cosine:
             # Rescore the first pass's candidates with the query moved towards its three best hits.
             top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
@@ -443,7 +443,7 @@ class SearchEngine:
                 moved = _expand([vecs, tail], qvecs, top, opts.feedback)
                 cosine = await self._cosines(index, vecs, tail, moved, opts, only, exact=True)
             cosine = _above(cosine, opts.min_cosine)
-            fused = self._fuse(lexical, cosine, opts, missing, found.lexical_top)
+            fused = self._fuse(lexical, cosine, opts, missing, scale)
         if kind == "episode":
             fused = await self._boost(fused, found.named, opts)
         elif found.named and opts.source_boost:  # a fact speaks for its source turns' speakers (provenance)
@@ -716,7 +716,9 @@ def stand_in(hits: Sequence[SearchHit]) -> list[SearchHit]:
             continue
         if record.id in covered:
             continue
-        below = [fact for fact in facts.get(record.id, []) if fact.record.id not in placed | held]
+        below = [
+            fact for fact in facts.get(record.id, []) if fact.record.id not in placed and fact.record.id not in held
+        ]
         if below and below[0].score >= STAND_IN_SHARE * hit.score:
             best = below[0]
             placed.add(best.record.id)
