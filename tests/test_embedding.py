@@ -114,48 +114,101 @@ async def test_missing_model_package_is_a_clear_error(monkeypatch: pytest.Monkey
 
 
 QUERIES = ["mountain trip ideas for the summer", "what did Alex say about the quarterly tax report?"]
+MIXED = [
+    "ok",
+    "tea?",
+    "[7 May 2023] Caroline: I went to a LGBTQ support group yesterday and it was so powerful. " * 2,
+    "mountain trip ideas for the summer",
+    "a much longer message about the garden, the shed and the roof repairs " * 4,
+]
 
 
-async def test_queries_are_embedded_by_a_cached_int8_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_texts_are_embedded_by_a_cached_int8_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = OnnxEmbedder(precision="model", cache_dir=tmp_path / "unused")
     first = OnnxEmbedder(cache_dir=tmp_path)
-    for text in QUERIES:
-        exact, fast = await first.embed(text), await first.embed_query(text)
+    for text in QUERIES + MIXED:
+        exact, fast = await model.embed(text), await first.embed(text)
         assert fast.shape == (384,) and fast.dtype == np.float32
         assert abs(float(np.linalg.norm(fast)) - 1.0) < 1e-5
-        assert 0.97 < float(exact @ fast) < 0.99999  # close to the model's own vector, but from another path
+        assert 0.98 < float(exact @ fast) < 0.99999  # close to the model's own vector, but from another path
+        assert np.array_equal(await first.embed_query(text), fast)  # a query's vector is its stored vector
+    assert not (tmp_path / "unused").exists()
     (made,) = os.listdir(tmp_path)  # the model file only: no leftovers of its making
-    assert made.endswith("-dynamic-int8-v1.onnx")
+    assert made.endswith("-rowwise-int8-v1.onnx")
+    assert "model" not in first._sessions  # loaded to check the copy as it was made, then let go
 
     def no_build(*args: object) -> None:
         raise AssertionError("the cached copy should have been used")
 
-    monkeypatch.setattr(onnx_module, "build_query_model", no_build)
+    monkeypatch.setattr(onnx_module.int8, "build", no_build)
     second = OnnxEmbedder(cache_dir=tmp_path)
-    assert np.array_equal(await second.embed_query(QUERIES[0]), await first.embed_query(QUERIES[0]))
-    assert second._session is None  # searching alone never loads the model's own session
+    assert np.array_equal(await second.embed_query(QUERIES[0]), await first.embed(QUERIES[0]))
+    assert list(second._sessions) == ["int8"]  # the model's own session is never loaded
 
     monkeypatch.undo()
     (tmp_path / made).write_bytes(b"damaged")
     third = OnnxEmbedder(cache_dir=tmp_path)
-    assert np.array_equal(await third.embed_query(QUERIES[0]), await first.embed_query(QUERIES[0]))  # made again
+    assert np.array_equal(await third.embed(QUERIES[0]), await first.embed(QUERIES[0]))  # made again
 
 
-async def test_query_precision_model_and_the_fallback_use_the_model_itself(
+async def test_an_int8_vector_does_not_depend_on_the_texts_embedded_beside_it(tmp_path: Path) -> None:
+    embedder = OnnxEmbedder(cache_dir=tmp_path, batch_size=7)
+    alone = {text: await embedder.embed(text) for text in MIXED}
+    rng = np.random.default_rng(5)
+    for _ in range(4):  # other batch-mates, other padding, other batch boundaries each time
+        texts = list(rng.choice(MIXED, size=23))
+        batched = await embedder.embed_batch(texts)
+        assert np.array_equal(batched, np.vstack([alone[text] for text in texts]))
+
+
+async def test_precision_model_and_the_fallback_use_the_model_itself(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    exact = await OnnxEmbedder.default().embed(QUERIES[0])
-    plain = OnnxEmbedder(query_precision="model", cache_dir=tmp_path / "unused")
-    assert np.array_equal(await plain.embed_query(QUERIES[0]), exact)
+    reference = OnnxEmbedder(precision="model", cache_dir=tmp_path / "unused")
+    exact = await reference.embed(QUERIES[0])
+    assert np.array_equal(await reference.embed_query(QUERIES[0]), exact)
     assert not (tmp_path / "unused").exists()
+    queries_only = OnnxEmbedder(query_precision="model", cache_dir=tmp_path / "copy")
+    assert np.array_equal(await queries_only.embed_query(QUERIES[0]), exact)
+    assert not np.array_equal(await queries_only.embed(QUERIES[0]), exact)
 
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory")
     fallback = OnnxEmbedder(cache_dir=blocked)
     with caplog.at_level(logging.WARNING, logger="mnemonite.embedding"):
+        assert np.array_equal(await fallback.embed(QUERIES[0]), exact)
         assert np.array_equal(await fallback.embed_query(QUERIES[0]), exact)
-    assert "queries use the model as it is" in caplog.text
-    with pytest.raises(EmbeddingError, match="query_precision"):
-        OnnxEmbedder(query_precision="fp16")  # type: ignore[arg-type]
+    assert caplog.text.count("the model runs as it is (no int8 copy") == 1  # said once, not at every call
+    for name in ("precision", "query_precision"):
+        with pytest.raises(EmbeddingError, match=name):
+            OnnxEmbedder(**{name: "fp16"})  # type: ignore[arg-type]
+
+
+async def test_an_int8_copy_far_from_the_model_is_refused(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import onnx
+
+    from mnemonite.embedding import int8
+
+    embedder = OnnxEmbedder(cache_dir=tmp_path)
+    embedder._prepare()
+    with pytest.raises(EmbeddingError, match="too far from the model"):
+        int8.build(embedder._model_file, tmp_path / "copy.onnx", lambda path: 0.5)
+    assert os.listdir(tmp_path) == []  # nothing half-made is left
+    with pytest.raises(EmbeddingError, match="no dynamic quantization"):
+        int8.per_row(onnx.load(str(embedder._model_file)))  # a graph it was not written for is left alone
+
+    def far(self: OnnxEmbedder, path: Path) -> float:
+        return 0.9
+
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(OnnxEmbedder, "_probe", far)
+    try:
+        with caplog.at_level(logging.WARNING, logger="mnemonite.embedding"):
+            vector = await embedder.embed(QUERIES[0])
+    finally:
+        monkey.undo()
+    assert np.array_equal(vector, await OnnxEmbedder(precision="model").embed(QUERIES[0]))
+    assert "too far from the model" in caplog.text and os.listdir(tmp_path) == []
 
 
 async def test_long_texts_go_in_small_batches_within_the_token_budget() -> None:

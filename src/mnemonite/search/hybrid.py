@@ -143,8 +143,9 @@ class SearchOptions(Model):
     feedback: float = Field(default=1.0, ge=0, description="pseudo-relevance feedback: query += f x mean(top 3)")
     query_path: bool = Field(
         default=True,
-        description="embed the query with the embedder's faster query path (the packaged model: int8 matrix"
-        " products) where it has one; False: with the model exactly as stored vectors were made",
+        description="embed the query with the embedder's query path (`embed_query`) where it has one; False:"
+        " with `embed`, exactly as stored vectors are made (the packaged model's two are the same unless"
+        " OnnxEmbedder(query_precision=...) sets them apart)",
     )
     salience_weight: float = Field(default=0.0, ge=0, le=1, description="score x ((1 - w) + w x salience)")
     facts_stand_in: bool = Field(
