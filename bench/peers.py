@@ -87,7 +87,7 @@ def setup(envs: Path, mem0_version: str) -> None:
     """Create the two environments (each skipped when it already has its packages)."""
     if not python_of(envs, "mnemonite").exists():
         make_env(envs / "ms", ["-e", str(REPO), "psutil"])
-        # The int8 query model is made once per machine: made now, it is in no measurement.
+        # The int8 copy of the embedding model is made once per machine: made now, it is in no measurement.
         warm = "import asyncio, mnemonite; asyncio.run(mnemonite.OnnxEmbedder().embed_query('warm'))"
         env = {**os.environ, "XDG_CACHE_HOME": str(envs / "cache" / "xdg")}  # where the harness points caches
         subprocess.run([str(python_of(envs, "mnemonite")), "-c", warm], check=True, env=env)

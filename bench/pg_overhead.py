@@ -17,7 +17,7 @@ order rotating from query to query so no path always comes first), same query te
 - ``bare``: the pgvector query on the table and partial HNSW index the project uses, with the
   scope filter its vector query applies (printed below the table); the query vector given,
   ``hnsw.ef_search`` and ``hnsw.iterative_scan`` as the project sets them, on a connection of its own;
-- ``embed + bare``: the same after embedding the query text (the packaged model's query path),
+- ``embed + bare``: the same after embedding the query text (the packaged model's default int8 copy),
   which every vector search of a text pays;
 - ``vector leg``: the project's vector query alone (``nearest_rows``: 200 candidates, the query
   vector given);

@@ -252,13 +252,13 @@ def test_search_right_after_record_finds_it_by_meaning(in_tmp: Path) -> None:
     assert hits[0]["record"]["content"] == "I adore hiking in the Dolomites" and hits[0]["vector_rank"] == 1
 
 
-def test_the_first_search_of_a_machine_says_it_builds_the_query_model(in_tmp: Path) -> None:
+def test_the_first_embedding_of_a_machine_says_it_builds_the_int8_copy(in_tmp: Path) -> None:
     ok("record", "hello", *WHO, "--db", "m.db")
-    # A fresh process: this one holds the model, and its query model, from earlier tests.
+    # A fresh process: this one holds the model, and its int8 copy, from earlier tests.
     env = {**os.environ, "MNEMONITE_CACHE_DIR": str(in_tmp / "fresh-cache"), "PYTHONPATH": str(SRC)}
     search = [sys.executable, "-c", "from mnemonite.cli import main; main()", "search", "greeting", "-u", "alice"]
     first = subprocess.run([*search, "--db", "m.db"], env=env, capture_output=True, text=True, check=True)
-    assert "building the int8 query model" in first.stderr
+    assert "building the int8 copy of the embedding model" in first.stderr
     again = subprocess.run([*search, "--db", "m.db"], env=env, capture_output=True, text=True, check=True)
     assert again.stderr == "" and "hello" in again.stdout
 

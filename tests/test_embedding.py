@@ -158,7 +158,8 @@ async def test_an_int8_vector_does_not_depend_on_the_texts_embedded_beside_it(tm
     for _ in range(4):  # other batch-mates, other padding, other batch boundaries each time
         texts = list(rng.choice(MIXED, size=23))
         batched = await embedder.embed_batch(texts)
-        assert np.array_equal(batched, np.vstack([alone[text] for text in texts]))
+        # Bit for bit on the machines measured; one scale per batch moved vectors by up to 0.06 of cosine.
+        assert np.allclose(batched, np.vstack([alone[text] for text in texts]), rtol=0, atol=1e-5)
 
 
 async def test_precision_model_and_the_fallback_use_the_model_itself(

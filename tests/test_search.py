@@ -191,6 +191,8 @@ async def test_huge_queries_and_bad_k(filled: Memory) -> None:
     assert len(hits) == 1
     with pytest.raises(InvalidInputError, match="k must be"):
         await filled.search(Scope(user="alex"), "x", k=0)
+    with pytest.raises(InvalidInputError, match="tiers"):
+        await filled.search(Scope(user="alex"), "sourdough", tiers=[])  # nothing to search is a mistake, not []
     assert await filled.search(Scope(user="alex"), '"; DROP TABLE episodes; -- OR NEAR(', k=1) is not None
 
 

@@ -123,7 +123,7 @@ class MemoryConfig(Model):
 
 
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """Where files derived from models are kept (the int8 query model): ``MNEMONITE_CACHE_DIR``,
+    """Where files derived from models are kept (the int8 copy of the embedding model): ``MNEMONITE_CACHE_DIR``,
     else ``$XDG_CACHE_HOME/mnemonite``, else ``~/.cache/mnemonite``."""
     env = os.environ if environ is None else environ
     if env.get("MNEMONITE_CACHE_DIR"):

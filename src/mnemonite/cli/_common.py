@@ -89,10 +89,10 @@ def opened(db: str | None, *, create: bool, **overrides: object) -> Iterator[Syn
 
     flags = globals_()
     config = MemoryConfig.from_env(None, url=db or flags.db, **overrides)
-    with _query_model_notice():
+    with _model_build_notice():
         mem = SyncMemory.open(config=config, create=create)
     try:
-        with _query_model_notice():
+        with _model_build_notice():
             yield mem
     except BaseException:
         mem.close(finish_indexing=False)
@@ -130,15 +130,15 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
 
 
 class _ModelBuildNotice(logging.Handler):
-    """Says so on stderr when the first search of a machine builds the int8 query model (a few seconds)."""
+    """Says so on stderr when the first command of a machine to embed builds the model's int8 copy (a few seconds)."""
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.getMessage().startswith("embedding: making an int8 copy"):
-            err.print("building the int8 query model (once per machine, a few seconds)...")
+            err.print("building the int8 copy of the embedding model (once per machine, a few seconds)...")
 
 
 @contextmanager
-def _query_model_notice() -> Iterator[None]:
+def _model_build_notice() -> Iterator[None]:
     logger = logging.getLogger("mnemonite.embedding")
     handler, level = _ModelBuildNotice(logging.INFO), logger.level
     logger.addHandler(handler)

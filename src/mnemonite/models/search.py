@@ -35,7 +35,7 @@ class SearchFilter(Model):
     """
 
     scope: Scope
-    tiers: tuple[Tier, ...] = ("episodic", "semantic")
+    tiers: tuple[Tier, ...] = Field(default=("episodic", "semantic"), min_length=1)
     memory_types: tuple[MemoryType, ...] | None = None
     tags: tuple[str, ...] | None = None
     since: AwareDatetime | None = None
