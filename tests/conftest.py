@@ -36,7 +36,7 @@ def ep(eid: str, content: str | None = None, minutes: float = 0, **metadata: Any
 
 @pytest.fixture(scope="session", autouse=True)
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Derived model files (the int8 copy of the embedding model) go to a directory of the test session, not the user's cache."""
+    """Derived model files (the int8 copy of the embedding model) go to a directory of the test session."""
     path = tmp_path_factory.mktemp("model-cache")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MNEMONITE_CACHE_DIR", str(path))
