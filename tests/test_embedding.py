@@ -126,6 +126,10 @@ MIXED = [
 async def test_texts_are_embedded_by_a_cached_int8_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     model = OnnxEmbedder(precision="model", cache_dir=tmp_path / "unused")
     first = OnnxEmbedder(cache_dir=tmp_path)
+    stale = tmp_path / f"{onnx_module.default_model_path()[1][:24]}-dynamic-int8-v1.onnx"
+    stale.write_bytes(b"a copy made by an earlier recipe")
+    other = tmp_path / "0123456789abcdef01234567-rowwise-int8-v1.onnx"  # another model's copy: kept
+    other.write_bytes(b"another model")
     for text in QUERIES + MIXED:
         exact, fast = await model.embed(text), await first.embed(text)
         assert fast.shape == (384,) and fast.dtype == np.float32
@@ -133,8 +137,10 @@ async def test_texts_are_embedded_by_a_cached_int8_copy(tmp_path: Path, monkeypa
         assert 0.98 < float(exact @ fast) < 0.99999  # close to the model's own vector, but from another path
         assert np.array_equal(await first.embed_query(text), fast)  # a query's vector is its stored vector
     assert not (tmp_path / "unused").exists()
-    (made,) = os.listdir(tmp_path)  # the model file only: no leftovers of its making
-    assert made.endswith("-rowwise-int8-v1.onnx")
+    assert other.exists()  # kept
+    other.unlink()
+    (made,) = os.listdir(tmp_path)  # the model file only: no leftovers of its making, no stale copy
+    assert made.endswith("-rowwise-int8-v1.onnx") and not stale.exists()
     assert "model" not in first._sessions  # loaded to check the copy as it was made, then let go
 
     def no_build(*args: object) -> None:

@@ -205,6 +205,9 @@ class OnnxEmbedder(BatchEmbedder):
                 log.warning("embedding: rebuilding the unreadable int8 model %s (%s)", cached, error)
         log.info("embedding: making an int8 copy of %s (once) in %s", self._model_file, cached.parent)
         int8.build(self._model_file, cached, self._probe)
+        for older in cached.parent.glob(f"{checksum[:24]}-*.onnx"):  # copies made by an earlier recipe
+            if older != cached:
+                older.unlink(missing_ok=True)
         return self._inference_session(cached)
 
     def _probe(self, path: Path) -> float:
