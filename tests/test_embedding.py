@@ -215,7 +215,21 @@ async def test_an_int8_copy_far_from_the_model_is_refused(tmp_path: Path, caplog
     finally:
         monkey.undo()
     assert np.array_equal(vector, await OnnxEmbedder(precision="model").embed(QUERIES[0]))
-    assert "too far from the model" in caplog.text and os.listdir(tmp_path) == []
+    assert "too far from the model" in caplog.text
+    (refused,) = os.listdir(tmp_path)  # no copy, and a note that this machine refused it
+    assert refused.endswith(".refused")
+
+    def no_build(*args: object) -> None:
+        raise AssertionError("a copy refused on this machine is not made again")
+
+    monkey.setattr(onnx_module.int8, "build", no_build)
+    caplog.clear()
+    try:
+        with caplog.at_level(logging.WARNING, logger="mnemonite.embedding"):
+            assert np.array_equal(await OnnxEmbedder(cache_dir=tmp_path).embed(QUERIES[0]), vector)
+    finally:
+        monkey.undo()
+    assert "too far from the model" in caplog.text  # the reason, said again
 
 
 async def test_long_texts_go_in_small_batches_within_the_token_budget() -> None:

@@ -97,7 +97,8 @@ def opened(db: str | None, *, create: bool, **overrides: object) -> Iterator[Syn
     except BaseException:
         mem.close(finish_indexing=False)
         raise
-    _close(mem, embed=not flags.no_embed)
+    with _model_build_notice():  # embedding what waits may be the machine's first embedding
+        _close(mem, embed=not flags.no_embed)
 
 
 def _close(mem: SyncMemory, *, embed: bool) -> None:
