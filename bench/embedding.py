@@ -59,8 +59,8 @@ async def best_rate(run: Callable[[], Awaitable[object]], n: int, rounds: int) -
     return n / best
 
 
-async def precisions(corpora: dict[str, list[str]], rounds: int, threads: int | None) -> None:
-    """The int8 copy (the default) against the model as shipped, both batched by length."""
+async def precisions(corpora: dict[str, list[str]], rounds: int, threads: int | None) -> OnnxEmbedder:
+    """The int8 copy (the default) against the model as shipped, both batched by length; returns the default."""
     int8, model = OnnxEmbedder(threads=threads), OnnxEmbedder(threads=threads, precision="model")
     for embedder in (int8, model):
         await embedder.embed_batch(corpora["LoCoMo turns"][:64])  # loads the session (makes the copy once)
@@ -82,6 +82,7 @@ async def precisions(corpora: dict[str, list[str]], rounds: int, threads: int | 
         cells += [f"{cosine.min():.4f} / {cosine.mean():.4f}", "yes" if np.array_equal(batched, alone) else "NO"]
         print("| " + " | ".join(cells) + " |")
     print()
+    return int8
 
 
 async def main(n: int, rounds: int, threads: int | None) -> None:
@@ -89,9 +90,7 @@ async def main(n: int, rounds: int, threads: int | None) -> None:
         "LoCoMo turns": locomo_turns(n),
         "short texts (14 words)": [sentence(random.Random(i)) for i in range(n)],
     }
-    await precisions(corpora, rounds, threads)
-    embedder = OnnxEmbedder(threads=threads)
-    await embedder.embed_batch(corpora["LoCoMo turns"][:64])  # loads the model
+    embedder = await precisions(corpora, rounds, threads)
     print("| corpus | texts | by length (default) | arrival order (baseline) | ratio | same vectors |")
     print("|---|---|---|---|---|---|")
     for name, texts in corpora.items():

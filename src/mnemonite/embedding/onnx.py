@@ -177,10 +177,6 @@ class OnnxEmbedder(BatchEmbedder):
                 except Exception as error:  # a model the quantizer cannot handle, a read-only cache, ...
                     log.warning("embedding: the model runs as it is (no int8 copy: %s)", error)
                     self._sessions["int8"] = self._model_session()
-                if "model" not in (self.precision, self.query_precision) and self._sessions["int8"] is not (
-                    self._sessions.get("model")
-                ):
-                    self._sessions.pop("model", None)  # loaded only to check the copy as it was made
             return self._sessions.get(precision) or self._model_session()
 
     def _model_session(self) -> Any:
@@ -212,8 +208,9 @@ class OnnxEmbedder(BatchEmbedder):
             except Exception as error:  # damaged since: made again below
                 log.warning("embedding: rebuilding the unreadable int8 model %s (%s)", cached, error)
         refused = cached.with_suffix(".refused")  # the copy failed its making here: the model runs, no retry
-        if refused.exists() and refused.read_text(errors="replace").startswith(_runtime_version() + "\n"):
-            raise EmbeddingError(refused.read_text(errors="replace").partition("\n")[2].strip() or "refused before")
+        version, _, reason = (refused.read_text(errors="replace") if refused.exists() else "").partition("\n")
+        if version == _runtime_version():
+            raise EmbeddingError(reason.strip() or "refused before")
         log.info("embedding: making an int8 copy of %s (once) in %s", self._model_file, cached.parent)
         try:
             int8.build(self._model_file, cached, self._probe)
@@ -229,10 +226,10 @@ class OnnxEmbedder(BatchEmbedder):
 
     def _probe(self, path: Path) -> float:
         """The lowest cosine between the model's vectors of `int8.PROBES` and those of the copy at
-        ``path``, embedded together and one by one."""
+        ``path``, embedded together and one by one. The model's session is kept only if it was loaded already."""
         copy = self._inference_session(path)
         encodings = self._encode(int8.PROBES)
-        exact = self._infer(encodings, self._model_session())
+        exact = self._infer(encodings, self._sessions.get("model") or self._inference_session(self._model_file))
         together = self._infer(encodings, copy)
         alone = np.vstack([self._infer([encoding], copy) for encoding in encodings])
         return float(min((exact * together).sum(axis=1).min(), (exact * alone).sum(axis=1).min()))
