@@ -10,9 +10,12 @@ the packaged embedder is on the write path of `remember`), and prints statements
 conflict pipeline's decisions and throughput. Retrieval: each question of categories 1-4
 searches its conversation in the same memory, episodes alone and episodes + consolidated facts,
 with the default options (where a fact stands in for the turns it was read from), with each fact
-returned beside its turns (`facts_stand_in=False`), and without the source boost (which favours
-episodes whose speaker a question names, and facts promoted from them); a fact hit counts as its
-source turns (provenance), in its rank. R@10 and MRR are as in
+returned beside its turns (`facts_stand_in=False`), with turns whose facts were all superseded
+since left where they scored instead of below what replaced them (`current_first=False`), and
+without the source boost (which favours episodes whose speaker a question names, and facts
+promoted from them); a fact hit counts as its source turns (provenance), in its rank. "Episodes
+alone" is searched as a memory without facts searches its turns (`current_first=False`).
+R@10 and MRR are as in
 `bench/locomo.py`; "tokens / top-10" is the packaged tokenizer's count of the ten hits' texts,
 the context an agent would be handed. Targets: R@10 and MRR not worse than episodes alone,
 tokens per top-10 context at least 30% lower.
@@ -83,11 +86,15 @@ async def retrieval(data: list[dict[str, Any]], mem: Memory) -> dict[str, list[l
     counter = default_counter()
     evidence = Evidence()
     rows: dict[str, list[list[float]]] = {}
-    plain = SearchOptions(source_boost=0.0)
+    # Episodes alone: as a memory without facts searches them (no turn moved below what replaced its facts).
+    alone = SearchOptions(current_first=False)
+    plain, alone_plain = SearchOptions(source_boost=0.0), SearchOptions(source_boost=0.0, current_first=False)
     both = SearchOptions(facts_stand_in=False)
-    arms = (("episodes alone", ("episodic",), None), ("episodes + consolidated facts", ("episodic", "semantic"), None),
+    kept = SearchOptions(current_first=False)
+    arms = (("episodes alone", ("episodic",), alone), ("episodes + consolidated facts", ("episodic", "semantic"), None),
             ("episodes + facts, each fact beside its turns", ("episodic", "semantic"), both),
-            ("episodes alone, no source boost", ("episodic",), plain),
+            ("episodes + facts, superseded turns where they scored", ("episodic", "semantic"), kept),
+            ("episodes alone, no source boost", ("episodic",), alone_plain),
             ("episodes + facts, no source boost", ("episodic", "semantic"), plain))  # fmt: skip
     for sample in data:
         prefix = f"{sample['sample_id']}/"
@@ -172,6 +179,7 @@ def main() -> None:
         print(f"| {name} | {mean[2]:.3f} | {mean[4]:.3f} | {mean[5]:.0f} | {mean[6]:.2f} |")
     for base_name, mine_name in (("episodes alone", "episodes + consolidated facts"),
                                  ("episodes alone", "episodes + facts, each fact beside its turns"),
+                                 ("episodes alone", "episodes + facts, superseded turns where they scored"),
                                  ("episodes alone, no source boost", "episodes + facts, no source boost")):  # fmt: skip
         base, mine = means[base_name], means[mine_name]
         print(f"\n{mine_name} / {base_name}: R@10 x{mine[2] / base[2]:.3f}, MRR x{mine[4] / base[4]:.3f}"

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
-from mnemonite import AddDelta, Episode, Memory, SQLiteMemoryStore, SyncMemory
+from mnemonite import AddDelta, Episode, Memory, SQLiteMemoryStore, SyncMemory, UpdateDelta
 
 T0 = datetime(2025, 1, 1, 9, 0, tzinfo=UTC)
 
@@ -28,6 +28,23 @@ def plant_turn_and_its_fact(url: str, user: str, agent: str) -> None:
         payload = {"text": "Lives in Munich", "user": user, "agent": agent}
         base = {"promotion_ts": datetime.now(UTC), "rule_id": "r", "confidence": 1.0}
         mem.semantic.apply_delta(AddDelta(fact_payload=payload, source_episode_ids=["turn"], **base))
+
+
+def plant_replaced_turn(url: str, user: str, agent: str) -> None:
+    """Turn ``old`` with a fact read from it, then turn ``new`` with a fact that replaced that one (SUPERSEDES)."""
+    with SyncMemory.open(url, embedder=None) as mem:
+        for eid, content in (("old", "Dinner: I'm vegetarian"), ("new", "Dinner: I eat fish again now")):
+            mem.episodic.put(Episode(id=eid, content=content, user=user, session="s1", agent=agent))
+        base = {"promotion_ts": datetime.now(UTC), "rule_id": "r", "confidence": 1.0}
+        old = mem.semantic.apply_delta(
+            AddDelta(
+                fact_payload={"text": "Is vegetarian", "user": user, "agent": agent}, source_episode_ids=["old"], **base
+            )
+        ).fact_id
+        mem.semantic.apply_delta(
+            UpdateDelta(replaces=[old], fact_payload={"text": "Eats fish", "user": user, "agent": agent},
+                        source_episode_ids=["new"], **base)
+        )  # fmt: skip
 
 
 def ep(eid: str, content: str | None = None, minutes: float = 0, **metadata: Any) -> Episode:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import plant_turn_and_its_fact
+from conftest import plant_replaced_turn, plant_turn_and_its_fact
 from mnemonite.cli import app
 
 runner = CliRunner()
@@ -163,3 +163,12 @@ def test_search_shows_facts_beside_their_turns_when_asked(db: list[str]) -> None
     stood = json.loads(invoke(*question))
     both = json.loads(invoke(*question, "--facts-beside"))
     assert sorted(hit["tier"] for hit in both) == ["episodic", "semantic"] and len(stood) == 1
+
+
+def test_search_puts_a_replaced_turn_below_what_replaced_it_unless_asked(db: list[str]) -> None:
+    plant_replaced_turn(db[1], "al", "x")
+    question = ("search", "dinner vegetarian fish", "-u", "al", "--tier", "episodic", *db)
+    current, scored = json.loads(invoke(*question, "--json")), json.loads(invoke(*question, "--as-scored", "--json"))
+    assert [(h["record"]["id"], h["superseded"]) for h in scored] == [("old", True), ("new", False)]
+    assert [(h["record"]["id"], h["superseded"]) for h in current] == [("new", False), ("old", True)]
+    assert "(superseded)" in invoke(*question)

@@ -570,3 +570,42 @@ async def test_a_change_signal_never_replaces_an_adjective_or_a_possession_far_i
         decision = await mem.semantic.remember_with_decision(ALEX, text)
         assert decision.kind == "admit", decision.reason
     assert {tired.id, dog.id} <= {f.id for f in await mem.semantic.facts(ALEX)}
+
+
+@pytest.mark.parametrize(
+    ("held", "candidate"),
+    [
+        # news told with a change word is one more thing that happened, not the end of another
+        ("I went to a climate meetup yesterday", "I just joined a new climate action group"),
+        ("I joined a hiking club last month", "I just joined a book club"),
+        ("I had an interview for a design job yesterday", "I just got accepted for a photography course"),
+        ("I'm taking a pottery course", "I just started salsa classes with my sister"),
+        ("I started volunteering at the food bank", "I just started volunteering at the animal shelter too"),
+        ("I love spending time with my old friends", "I'm now friends with one of the new volunteers"),
+        # "make" is income only with an amount
+        ("I can make a real difference at the shelter", "I make a great pasta sauce"),
+        # "have" or "be" without an object denies nothing
+        ("I have met some great people at the studio", "I have not"),
+        ("I'm not really into hiking", "I'm so excited to see how it all plays out"),
+    ],
+)
+async def test_conversational_news_supersedes_nothing(mem: Memory, held: str, candidate: str) -> None:
+    old = await mem.semantic.remember(ALEX, held)
+    decision = await mem.semantic.remember_with_decision(ALEX, candidate)
+    assert decision.kind in ("admit", "pending"), decision.reason
+    assert old.id in {f.id for f in await mem.semantic.facts(ALEX)}
+
+
+@pytest.mark.parametrize(
+    ("held", "candidate"),
+    [
+        ("I make 80k a year", "I make 95k a year now"),
+        ("I earn $40 an hour", "I'm making $45 an hour these days"),
+        ("I work at Initech", "I joined the Hooli team last week"),
+        ("I'm a junior developer at Acme", "I was promoted to senior developer"),
+    ],
+)
+async def test_changes_of_income_and_employer_still_supersede(mem: Memory, held: str, candidate: str) -> None:
+    old = await mem.semantic.remember(ALEX, held)
+    decision = await mem.semantic.remember_with_decision(ALEX, candidate)
+    assert (decision.kind, decision.matched_ids) == ("supersede", [old.id]), decision.reason

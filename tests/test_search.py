@@ -11,7 +11,18 @@ from pathlib import Path
 import pytest
 
 from conftest import at, ep
-from mnemonite import AddDelta, InvalidInputError, Memory, MemoryConfig, Scope, SearchHit, SearchOptions
+from mnemonite import (
+    AddDelta,
+    DeleteDelta,
+    InvalidInputError,
+    Memory,
+    MemoryConfig,
+    Scope,
+    SearchHit,
+    SearchOptions,
+    UpdateDelta,
+)
+from mnemonite.models.search import SearchFilter
 from mnemonite.search import hybrid
 from mnemonite.search.query import without
 from mnemonite.store import sqlite
@@ -520,6 +531,95 @@ async def test_a_fact_stands_in_for_the_turns_it_was_read_from(memory_url: str) 
     # One tier searched alone: nothing to stand in for.
     assert "t1" in ids(await mem.search(scope, question, k=4, tiers=("episodic",)))
     await mem.close()
+
+
+async def test_a_turn_whose_facts_were_all_superseded_comes_below_what_replaced_them(memory_url: str) -> None:
+    """An episode every fact of which was superseded or forgotten since says so; it is placed just below the
+    first of its replacements among the hits (the fact down the SUPERSEDES chain, or the turn that fact was read
+    from); one with a current fact, or none, is untouched; ``as_of`` judges by the facts as they stood then."""
+    mem = await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False))
+    turns = [
+        ("veg", "Jo: I'm vegetarian, so please keep dinner ideas for Jo meat-free, what should Jo eat"),
+        ("fish", "Jo: I eat fish again now"),
+        ("both", "Jo: dinner with my sister on Fridays, she is vegetarian too"),
+        ("none", "Jo: dinner plans for the weekend are still open"),
+    ]
+    await mem.episodic.put_many([ep(i, text) for i, text in turns], user="u", session="s", agent="a")
+    base = {"promotion_ts": datetime.now(UTC), "rule_id": "r", "confidence": 1.0}
+
+    async def add(text: str, source: str) -> str:
+        payload = {"text": text, "user": "u", "agent": "a"}
+        delta = AddDelta(fact_payload=payload, source_episode_ids=[source], **base)
+        return (await mem.semantic.apply_delta(delta)).fact_id
+
+    async def update(old: str, text: str, source: str) -> str:
+        payload = {"text": text, "user": "u", "agent": "a"}
+        delta = UpdateDelta(replaces=[old], fact_payload=payload, source_episode_ids=[source], **base)
+        return (await mem.semantic.apply_delta(delta)).fact_id
+
+    diet = await add("Jo is vegetarian", "veg")
+    sister = await add("Jo's sister is vegetarian", "both")
+    dinners = await add("Jo has dinner with the sister on Fridays", "both")
+    before = datetime.now(UTC)
+    diet2 = await update(diet, "Jo is vegetarian most days", "veg")  # read from the same turn again, then replaced
+    current = await update(diet2, "Jo eats fish", "fish")  # two steps down the chain from the turn's first fact
+    await mem.semantic.apply_delta(DeleteDelta(replaces=[sister], source_episode_ids=["both"], **base))
+    await mem.index()
+    scope, question = Scope(user="u", agent="a"), "what should Jo eat for dinner, vegetarian"
+
+    async def search(tiers: tuple[str, ...], **options: object) -> list[tuple[str, bool]]:
+        found = await mem.search(scope, question, k=8, tiers=tiers, options=SearchOptions(**options))  # type: ignore[arg-type]
+        assert [h.score for h in found] == sorted((h.score for h in found), reverse=True)
+        return [(h.record.id, h.superseded) for h in found]
+
+    def moved(hits: list[tuple[str, bool]], replacements: set[str]) -> list[tuple[str, bool]]:
+        """``hits`` with "veg" just below the first of ``replacements`` ranked under it (asserted to exist)."""
+        at = hits.index(("veg", True))
+        below = next(i for i in range(at + 1, len(hits)) if hits[i][0] in replacements)
+        return [*hits[:at], *hits[at + 1 : below + 1], ("veg", True), *hits[below + 1 :]]
+
+    episodic = ("episodic",)
+    plain = await search(episodic, current_first=False)
+    assert plain[0] == ("veg", True) and {i for i, flag in plain if flag} == {"veg"}  # "both" keeps a current fact
+    assert await search(episodic) == moved(plain, {"fish"})  # below the turn its last fact was read from
+    # What replaced the turn's facts: the facts down the chain (the turn's own second reading too), their turns.
+    stored = await mem._store.records(
+        "episode", (await mem._store.selected("episode", SearchFilter(scope=scope))).tolist()
+    )
+    seqs = {record.id: seq for seq, record in stored.items()}
+    replaced = await mem._store.superseded_episodes(list(seqs.values()))
+    assert replaced == {seqs["veg"]: ({diet2, current}, {"veg", "fish"})}
+    mixed = await search(("episodic", "semantic"), facts_stand_in=False, current_first=False)
+    assert await search(("episodic", "semantic"), facts_stand_in=False) == moved(mixed, {diet2, current, "veg", "fish"})
+    # As of before the updates, the vegetarian fact still held: the turn is where it scored, and says nothing.
+    then = await mem.search(scope, question, k=8, tiers=episodic, as_of=before)
+    assert [(h.record.id, h.superseded) for h in then] == [(i, False) for i, _ in plain]
+    # Its last fact forgotten (nothing replaced it), a turn says so and stays where it scored.
+    await mem.semantic.apply_delta(DeleteDelta(replaces=[dinners], source_episode_ids=["both"], **base))
+    assert ("both", True) in await search(episodic)
+    await mem.close()
+
+
+def test_current_first_moves_a_replaced_turn_just_below_its_first_replacement_under_it() -> None:
+    from mnemonite.search.hybrid import current_first
+
+    hits = [
+        SearchHit(record=ep(i), tier="episodic", score=score)
+        for i, score in zip("abcdef", (9, 8, 7, 6, 5, 4), strict=True)
+    ]
+
+    def run(replaced: dict[str, set[str]]) -> list[tuple[str, float]]:
+        return [(h.record.id, h.score) for h in current_first(hits, replaced)]
+
+    unchanged = [("a", 9), ("b", 8), ("c", 7), ("d", 6), ("e", 5), ("f", 4)]
+    assert run({"a": {"d", "f"}}) == [("b", 8), ("c", 7), ("d", 6), ("a", 6), ("e", 5), ("f", 4)]
+    assert run({"c": {"a"}}) == unchanged  # what replaced it ranks above it already
+    assert (
+        run({"c": {"zz"}, "e": set()}) == unchanged
+    )  # its replacements are not among the hits, or nothing replaced it
+    assert run({"a": {"f"}}) == unchanged  # f scores under half of a: a matched for what f does not say
+    # Two replaced turns, one replacing the other's facts: each ends below what replaced it.
+    assert run({"a": {"b"}, "b": {"e"}}) == [("c", 7), ("d", 6), ("e", 5), ("b", 5), ("a", 5), ("f", 4)]
 
 
 def test_stand_in_keeps_order_and_skips_pending_facts() -> None:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from conftest import plant_turn_and_its_fact
+from conftest import plant_replaced_turn, plant_turn_and_its_fact
 from live_server import running
 from mnemonite import SyncMemory
 from mnemonite.server import VERBS, create_app
@@ -186,3 +186,13 @@ def test_search_returns_facts_beside_their_turns_when_asked(service: Service) ->
         both = ok(http.post("/v1/search", json={**body, "facts_stand_in": False}))
     tiers = sorted(hit["tier"] for hit in both)
     assert tiers == ["episodic", "semantic"] and len(stood) == 1  # the turn and its fact are one piece of evidence
+
+
+def test_search_puts_a_replaced_turn_below_what_replaced_it_unless_asked(service: Service) -> None:
+    plant_replaced_turn(service.memory, "alice", "rag")
+    with service.client("alice_rag") as http:
+        body = {"query": "dinner vegetarian fish", "k": 5, "tiers": ["episodic"]}
+        current = ok(http.post("/v1/search", json=body))
+        scored = ok(http.post("/v1/search", json={**body, "current_first": False}))
+    assert [(h["record"]["id"], h["superseded"]) for h in scored] == [("old", True), ("new", False)]
+    assert [(h["record"]["id"], h["superseded"]) for h in current] == [("new", False), ("old", True)]

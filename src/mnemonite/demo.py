@@ -149,8 +149,9 @@ def run_demo(url: str, console: Console | None = None) -> None:
         )
         for label, question, tiers in searches:
             out.print(f"[bold]{label}[/] {question!r} — hybrid (full text + vectors) over {' and '.join(tiers)}:")
-            for hit in mem.search(Scope(user=USER), question, k=3, tiers=tiers):
-                out.print(f"  {hit.score:.2f}  {hit.tier:<8} {escape(hit.text)}")
+            for hit in mem.search(Scope(user=USER), question, k=4, tiers=tiers):
+                note = "  [dim](superseded)[/]" if hit.superseded else ""
+                out.print(f"  {hit.score:.2f}  {hit.tier:<8} {escape(hit.text)}{note}")
         out.print()
         out.print("[bold]semantic.remember[/] — each statement decided by the five-stage conflict pipeline:")
         for statement in REMEMBERED:

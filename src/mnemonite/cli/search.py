@@ -78,6 +78,14 @@ def search(
             help="A fact stands in for the turns it was read from, or is shown beside them.",
         ),
     ] = True,
+    current_first: Annotated[
+        bool,
+        typer.Option(
+            "--current-first/--as-scored",
+            help="A turn whose facts were all superseded since comes below what replaced them, or stays where it"
+            " scored (marked (superseded) either way).",
+        ),
+    ] = True,
     as_json: JsonOption = False,
     nl: NlOption = False,
     as_csv: CsvOption = False,
@@ -102,7 +110,8 @@ def search(
             err.print(f"route: {routed.route} ({routed.reason})", markup=False, soft_wrap=True)
             hits = routed.hits
         else:
-            options = None if facts_stand_in else SearchOptions(facts_stand_in=False)
+            changed = {"facts_stand_in": facts_stand_in, "current_first": current_first}
+            options = None if all(changed.values()) else SearchOptions(**changed)
             hits = mem.search(scope, query, k, tiers=tiers, fresh=fresh, options=options)
     if emit_rows(hits, as_json=as_json, nl=nl, as_csv=as_csv):
         return
@@ -111,7 +120,7 @@ def search(
             f"{h.score:.3f}",
             h.tier,
             h.record.id,
-            f"(pending) {h.text}" if h.pending else h.text,
+            f"(pending) {h.text}" if h.pending else f"(superseded) {h.text}" if h.superseded else h.text,
             h.fulltext_rank or "-",
             h.vector_rank or "-",
         )

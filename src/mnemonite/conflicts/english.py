@@ -16,7 +16,8 @@ ENGLISH = LocalePack(
     name="en",
     change_markers=[
         r"\bmoved (?:to|into|out)\b", r"\brelocat\w*\b", r"\bno longer\b", r"\bnot any ?more\b", r"\bany ?more\b",
-        r"\bgot promoted\b", r"\bpromoted to\b", r"\bnew (?:job|role|position|gig|home|place|address|number)\b",
+        r"\bgot promoted\b", r"\bswitched from\b",
+                     r"\bpromoted to\b", r"\bnew (?:job|role|position|gig|home|place|address|number)\b",
         r"\bswitched (?:to|from)\b", r"\bchanged\b", r"\bquit\b", r"\bleft (?:my|the|his|her|their)\b",
         r"\bjust (?:moved|started|joined|bought|got|switched)\b", r"\bstarted (?:a|my|working|at)\b", r"\bjoined\b",
         r"\bused to\b", r"\bstopped\b", r"\bgave up\b", r"\bnowadays\b", r"\bthese days\b", r"\bfrom now on\b",
@@ -49,8 +50,8 @@ ENGLISH = LocalePack(
         (r"\b(am|is|are) ((?:a |an )?[\w ]+?) (?:by profession|by trade|for a living)\b", r"\1 working as \2"),
         (r"\b(have|has) (?:a |an )?([\w ]+?) allergy\b", r"is allergic to \2"),
     ],
-    replace_markers=[r"\b(?:switched|changed|moved|converted|upgraded|downgraded) (?:over )?to\b",
-                     r"\b(?:swapped|traded|replaced) .+ (?:for|with)\b"],
+    replace_markers=[r"\b(?:switched|changed|moved|converted|upgraded|downgraded) (?:over )?to\b", r"\bswitched from\b",
+                     r"\bpromoted to\b", r"\b(?:swapped|traded|replaced) .+ (?:for|with)\b"],
     plan_markers=[r"\bmight\b", r"\bmay\b", r"\bmaybe\b", r"\bperhaps\b", r"\bthinking (?:about|of)\b",
                   r"\bconsider(?:ing)?\b", r"\bplan(?:ning)? (?:to|on)\b", r"\bwants? to\b", r"\bhop(?:e|ing) to\b",
                   r"\bwould like to\b", r"^if\b", r"\bsomeday\b", r"\bsome day\b", r"\bone day\b",
@@ -80,7 +81,8 @@ ENGLISH = LocalePack(
     stopwords=["a", "an", "the", "my", "our", "to", "in", "at", "of", "on", "for", "with", "and", "is", "am", "are",
                "be", "every", "all", "after", "some", "any", "i", "me", "called", "named"],
     verb_suffixes=["ing", "ies", "es", "ed", "s"],
-    verb_predicates={"earn": "income", "mak": "income", "weigh": "weight"},
+    # "make" is income only with an amount (a normaliser below): "she makes a difference" is not
+    verb_predicates={"earn": "income", "weigh": "weight"},
     single_valued=["income", "weight"],
     normalisers=[
         Normaliser(pattern=rf"{_SUBJ} (?:live|lives|living|reside|resides|am living|is living|are living|am based"
@@ -89,7 +91,9 @@ ENGLISH = LocalePack(
                    predicate="lives_in"),
         Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:live|lives|am living|is living)", predicate="lives_in"),
         Normaliser(pattern=rf"{_POSS} home is (?:in )?{_OBJ}", predicate="lives_in"),
-        Normaliser(pattern=rf"{_SUBJ} (?:joined|started (?:a new job |a job |working )?(?:at|with)"
+        # "joined Stripe", "joined the navy": an employer; "joined a gym", "joined my sister's band": a membership
+        Normaliser(pattern=rf"{_SUBJ} (?:joined(?! (?:a|an|my|our|his|her|their|some|another|one)\b)"
+                   rf"|started (?:a new job |a job |working )?(?:at|with)"
                    rf"|got (?:a |a new )?job (?:at|with)|am employed (?:at|by)|is employed (?:at|by)) {_OBJ}",
                    predicate="works_at"),
         Normaliser(pattern=rf"{_SUBJ} (?:work|works|working|am working|is working|are working) (?:at|for) {_OBJ}",
@@ -140,6 +144,10 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"{_POSS} (?:birthday|date of birth) is (?:on )?{_OBJ}", predicate="birthday"),
         Normaliser(pattern=rf"{_SUBJ} (?:was|were) born in {_OBJ}", predicate="birthplace"),
         Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:was|were) born", predicate="birthplace"),
+        Normaliser(pattern=rf"{_SUBJ} (?:make|makes|am making|is making|are making|earn|earns|am earning|is earning"
+                   r"|are earning) (?P<object>(?:about |around |roughly |nearly |almost |over |under |just )?"
+                   r"[$€£]?\s?\d[\d,.]*\s?(?:k|m|grand|thousand|million|dollars|euros|pounds|bucks)?\b.*)",
+                   predicate="income"),
         Normaliser(pattern=rf"{_SUBJ} (?:would rather|prefer to|prefers to) (?:drink |eat |have |use |go )?"
                    r"(?P<object>.+?)(?: than .+| over .+| instead of .+)?", predicate="likes", single_valued=False),
         # "i like ramen best": a favourite whose kind is unsaid meets any held favourite close in meaning

@@ -84,8 +84,9 @@ def decide(
         return Outcome(kind, "subject_predicate", zone, best, f"{triple.subject[1:]!r} refers to no one known")
     if triple is not None:
         signal = pack.change_signal(text)
-        floor = thresholds.conflict_check if pack.replaces(text) else thresholds.change_signal
-        verdict = _by_triple(triple, related, zone, best, pack, judged, signal, floor)
+        replaces = pack.replaces(text)
+        floor = thresholds.conflict_check if replaces else thresholds.change_signal
+        verdict = _by_triple(triple, related, zone, best, pack, judged, signal, floor, replaces)
         if verdict is not None:
             return verdict
     elif (marker := pack.change_signal(text)) is not None:
@@ -183,9 +184,11 @@ def _by_triple(
     judged: bool,
     signal: str | None,
     floor: float,
+    replaces: bool,
 ) -> Outcome | None:
     """The decision parsing reaches; ``floor``: the cosine from which an explicit change may
-    replace the closest statement about the subject (lower for "switched to x", which names no old value)."""
+    replace the closest statement about the subject (lower for "switched to x", which names no old value);
+    ``replaces``: the statement says it replaces something without naming it ("switched to x")."""
     if not related:
         return None
     parsed = [(fact, other, cos) for fact, other, cos in related if other is not None and other.resolved]
@@ -199,7 +202,7 @@ def _by_triple(
     ]
     if equal:
         return Outcome("dedup", "subject_predicate", zone, best, "same subject, predicate and object", (equal[0],))
-    changed = _changes(triple, parsed, same, mine, pack, signal, floor)
+    changed = _changes(triple, parsed, same, mine, pack, signal, floor, replaces)
     if changed is not None:
         return Outcome("supersede", changed[0], zone, best, changed[1], changed[2])
     if judged and triple.loose:  # a verb alone is too thin to admit on when a judge can look
@@ -215,6 +218,7 @@ def _changes(
     pack: LocalePack,
     signal: str | None,
     floor: float,
+    replaces: bool,
 ) -> tuple[Stage, str, tuple[str, ...]] | None:
     """What a candidate supersedes, by which stage and why, or None."""
     negated = _negates(triple, same, mine, pack)
@@ -234,7 +238,7 @@ def _changes(
                 tuple(other),
             )
     ranked = sorted(parsed, key=lambda row: -(row[2] or -1))
-    if signal and not triple.negated and triple.predicate not in _VAGUE:
+    if signal and not triple.negated and triple.predicate not in _VAGUE and not _own_verb(signal, triple.predicate):
         # "i run in the evenings now" after "i run in the mornings": a change of the same predicate
         # replaces the closest value held for it, even when the two sentences differ in meaning
         kept = {f.id for f, _ in same}
@@ -243,8 +247,10 @@ def _changes(
             reason = f"explicit change signal ({signal!r}); the closest held {triple.predicate} of {triple.subject!r}"
             return ("regex", reason, (alike[0],))
     close = [f.id for f, o, cos in ranked if o.subject == triple.subject and (cos or -1) >= floor]
-    if signal and not triple.negated and close:
-        # "i now prefer x", "i switched to y": an explicit change replaces the closest statement about the subject
+    if signal and replaces and not triple.negated and close:
+        # "i switched to y": a change that names no old value replaces the closest statement about the subject.
+        # Other signals do not reach across predicates: in conversation "now", "just got" and "joined" mostly
+        # tell news ("she just joined an activist group"), not that another statement stopped holding.
         return (
             "regex",
             f"explicit change signal ({signal!r}); the closest statement about {triple.subject!r}",
@@ -286,6 +292,12 @@ _VAGUE = frozenset({"is", "has"})
 _COPULA = frozenset({"is", "is_a"})
 
 
+def _own_verb(signal: str, predicate: str) -> bool:
+    """Whether the change marker is the statement's own verb ("just started" of predicate start, "joined" of
+    join): then it tells what happened, not that an earlier value of that verb stopped holding."""
+    return any(word.startswith(predicate) for word in signal.split()) if len(predicate) > 2 else False
+
+
 def _floor_same(floor: float) -> float:
     """How close in meaning a held value of the same predicate must be for an explicit change to replace it."""
     return min(floor, 0.0)
@@ -308,11 +320,13 @@ def _negates(
     triple: Triple, same: list[tuple[Fact, Triple]], mine: list[tuple[Fact, Triple]], pack: LocalePack
 ) -> list[str]:
     """Held statements the candidate denies, or (negated) that it retracts whatever their verb."""
+    # Without an object a verb is denied outright ("i quit smoking"); "has" or "is" without one says nothing.
+    bare = triple.predicate not in _VAGUE
     flipped = [
         f.id
         for f, o in same
         if o.negated != triple.negated
-        and (not triple.object or not o.object or _same_object(pack, o.object, triple.object))
+        and ((bare and (not triple.object or not o.object)) or _same_object(pack, o.object, triple.object))
     ]
     if flipped or not triple.negated:
         return flipped

@@ -58,6 +58,11 @@ class SearchHit(Model):
     fused: float = 0.0
     salience: float | None = None
     reranked: bool = False
+    superseded: bool = Field(
+        default=False,
+        description="an episode whose facts were all superseded or forgotten since: what it said is not what"
+        " memory holds now (SearchOptions.current_first places it below what replaced it)",
+    )
 
     @property
     def text(self) -> str:

@@ -2,10 +2,12 @@
 
 Per tier it gathers full-text candidates (BM25, names of sources left out of the terms)
 and vector candidates (cosine per model: exact in numpy, or an HNSW index for very large
-scopes), fuses them (a
-weighted linear blend by default, RRF on request), boosts episodes whose source is named
-in the query, spreads a little of each episode's score to its neighbours in the same
-session timeline, then merges the tiers, optionally reranks and weighs in salience.
+scopes), fuses them (a weighted linear blend by default, RRF on request), boosts episodes
+whose source is named in the query, spreads a little of each episode's score to its
+neighbours in the same session timeline, then merges the tiers, optionally reranks and
+weighs in salience. A turn whose facts were all superseded since is marked and placed below
+what replaced them (`current_first`), and a fact stands in for the turns it was read from
+(`stand_in`).
 Pseudo-relevance feedback moves the query vector towards its three best first-pass
 hits (Rocchio) before the final vector pass.
 The defaults were chosen on the LoCoMo development split (``bench/locomo.py``).
@@ -154,6 +156,13 @@ class SearchOptions(Model):
         " episode below it is left out; one above it gives the fact its place when the fact scores at least"
         " STAND_IN_SHARE of it, else keeps it and leaves out its facts below; False: everything is returned",
     )
+    current_first: bool = Field(
+        default=True,
+        description="a turn whose facts were all superseded since (memory no longer holds to what it said) is"
+        " placed just below the first of its replacements among the hits (a fact that replaced its facts, or a"
+        " turn such a fact was read from) when that scores at least REPLACED_SHARE of the turn; False: where it"
+        " scored. Either way the hit says `superseded`",
+    )
     rerank_depth: int = Field(default=30, ge=1)
     embed_pending: int = Field(
         default=256,
@@ -230,13 +239,17 @@ class SearchEngine:
         stands_in = opts.facts_stand_in and "episodic" in flt.tiers and any(tier == "semantic" for _, tier, _ in scored)
         wanted = max(k, opts.rerank_depth if reranker or stands_in else k) * 2
         best = heapq.nsmallest(wanted, scored, key=lambda item: (-item[0], item[1], item[2]))  # ties: tier, oldest
-        hits = await self._hits([(score, tier, seq, explain[tier](seq, score)) for score, tier, seq in best], flt)
+        hits, replaced = await self._hits(
+            [(score, tier, seq, explain[tier](seq, score)) for score, tier, seq in best], flt
+        )
         if reranker is not None:
             head = await reranker.rerank(text, hits[: opts.rerank_depth])
             hits = [h.model_copy(update={"reranked": True}) for h in head] + hits[opts.rerank_depth :]
         if opts.salience_weight > 0:
             hits = await self._weigh_salience(hits, opts.salience_weight)
         self._users.settle((KIND_OF_TIER[tier], flt.scope.user) for tier in flt.tiers)
+        if opts.current_first and replaced:
+            hits = current_first(hits, replaced)
         if stands_in:
             hits = stand_in(hits)
         return hits[:k]
@@ -643,17 +656,34 @@ class SearchEngine:
 
     async def _hits(
         self, scored: list[tuple[float, Tier, int, dict[str, float | int | None]]], flt: SearchFilter
-    ) -> list[SearchHit]:
+    ) -> tuple[list[SearchHit], dict[str, set[str]]]:
+        """The records of ``scored``, best first, and what replaced the facts of the episodes among them that memory
+        no longer holds to (their facts were all superseded or forgotten, as of the filter's moment): episode id ->
+        the ids of the facts that replaced them and of the turns those were read from. Those episodes' hits say so."""
         tiers: list[Tier] = [tier for tier in ("episodic", "semantic") if any(t == tier for _, t, _, _ in scored)]
+        episodes = sorted(seq for _, t, seq, _ in scored if t == "episodic")
+        stale = asyncio.ensure_future(self._store.superseded_episodes(episodes, flt.as_of))  # a connection of its own
         reads = _together(  # each tier's records on a connection of its own, re-checked against the filter now
             self._store.records(KIND_OF_TIER[tier], sorted(seq for _, t, seq, _ in scored if t == tier), flt)
             for tier in tiers
         )
+        try:
+            found_by_tier = await reads
+        finally:
+            superseded = await stale
         hits: list[SearchHit] = []
-        for tier, found in zip(tiers, await reads, strict=True):
-            hits += [_hit(found[seq], tier, score, why) for score, t, seq, why in scored if t == tier and seq in found]
+        replaced: dict[str, set[str]] = {}
+        for tier, found in zip(tiers, found_by_tier, strict=True):
+            for score, t, seq, why in scored:
+                if t == tier and seq in found:
+                    record = found[seq]
+                    if t == "episodic" and seq in superseded:
+                        facts, turns = superseded[seq]
+                        replaced[record.id] = (facts | turns) - {record.id}
+                        why = {**why, "superseded": True}
+                    hits.append(_hit(record, tier, score, why))
         hits.sort(key=lambda h: h.score, reverse=True)
-        return hits
+        return hits, replaced
 
     async def _weigh_salience(self, hits: list[SearchHit], weight: float) -> list[SearchHit]:
         context = SalienceContext()
@@ -680,6 +710,31 @@ def _together(jobs: Iterable[Awaitable[T]]) -> Awaitable[list[T]]:
         return cast(list[T], done)
 
     return results()
+
+
+# A turn goes below what replaced it only when that scores at least this share of the turn's score (as a fact
+# stands in for its turn): below it, the turn matched for what its replacement does not say, often the past itself.
+REPLACED_SHARE = 0.5
+
+
+def current_first(hits: Sequence[SearchHit], replaced: dict[str, set[str]]) -> list[SearchHit]:
+    """``hits`` (best first) where each episode of ``replaced`` (episode id -> the ids of the records that
+    replaced what it said) comes just below the first of its replacements ranked under it, with that one's
+    score, when that one scores at least ``REPLACED_SHARE`` of the episode's score. Otherwise it stays."""
+    out = list(hits)
+    for hit in reversed(hits):  # lowest first: a turn moved down never passes back above one moved below it
+        ids = replaced.get(hit.record.id)
+        if not ids:
+            continue
+        at = next(i for i, placed in enumerate(out) if placed is hit)
+        below = next((i for i in range(at + 1, len(out)) if out[i].record.id in ids), None)
+        if below is not None and out[below].score < REPLACED_SHARE * hit.score:
+            continue
+        if below is not None:
+            replacement = out[below]
+            del out[at]  # the replacement is now at ``below - 1``: the turn goes right after it
+            out.insert(below, hit.model_copy(update={"score": replacement.score}))
+    return out
 
 
 # A fact takes the place of a turn ranked above it only when it scores at least this share of the turn's score;
@@ -733,7 +788,14 @@ def stand_in(hits: Sequence[SearchHit]) -> list[SearchHit]:
 
 def _hit(record: Episode | Fact, tier: Tier, score: float, parts: dict[str, float | int | None]) -> SearchHit:
     """A hit of the engine's own plain numbers and a record read back: not validated again (`Model.trusted`)."""
-    values = {"record": record, "tier": tier, "score": float(score), **parts, "salience": None, "reranked": False}
+    superseded = bool(parts.get("superseded", False))
+    values = {
+        "record": record,
+        "tier": tier,
+        "score": float(score),
+        **{k: v for k, v in parts.items() if k != "superseded"},
+    }
+    values.update(salience=None, reranked=False, superseded=superseded)  # in the order of the model's fields
     return SearchHit.trusted(values)
 
 

@@ -78,6 +78,11 @@ class SearchBody(EpisodeSearch):
     facts_stand_in: bool = Field(
         default=True, description="a fact stands in for the episodes it was read from (false: return both)"
     )
+    current_first: bool = Field(
+        default=True,
+        description="a turn whose facts were all superseded since comes below what replaced them (false: where it"
+        " scored; its hit says superseded either way)",
+    )
 
 
 class PurgeBody(Model):
@@ -143,7 +148,8 @@ async def search(call: Call[SearchBody]) -> list[SearchHit]:
     (full-text rank and score, vector rank and cosine, fused score, salience)."""
     q = call.body
     scope = call.who.scope(user=q.user, agent=q.agent, session=q.session)
-    options = None if q.facts_stand_in else SearchOptions(facts_stand_in=False)
+    changed = {"facts_stand_in": q.facts_stand_in, "current_first": q.current_first}
+    options = None if all(changed.values()) else SearchOptions(**changed)
     return await call.mem.search(
         scope, q.query, q.k, tiers=q.tiers, memory_types=q.memory_types, tags=q.tags, since=q.since,
         until=q.until, as_of=q.as_of, options=options,

@@ -11,6 +11,7 @@ import hashlib
 import logging
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
+from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
@@ -279,6 +280,46 @@ async def facts_from_sources(db: Connection, seqs: Sequence[int], names: Sequenc
         (*seqs, *[n.lower() for n in names]),
     )
     return {int(row[0]) for row in rows}
+
+
+async def superseded_episodes(
+    db: Connection, seqs: Sequence[int], as_of: datetime | None = None
+) -> dict[int, tuple[set[str], set[str]]]:
+    """The episodes of ``seqs`` memory no longer holds to: facts were read from them (provenance) and every one
+    has been superseded or forgotten since. Each with what replaced its facts: the facts down their SUPERSEDES
+    chains and the episodes those were read from (both empty when the facts were only forgotten).
+
+    With ``as_of``: the facts recorded by then, as they stood then.
+    """
+    if not seqs:
+        return {}
+    marks = ", ".join("?" for _ in seqs)
+    recorded, current, lineage, moment = "1 = 1", "f.superseded_at IS NULL", "", []
+    if as_of is not None:
+        recorded, current = "f.recorded_at <= ?", "(f.superseded_at IS NULL OR f.superseded_at > ?)"
+        lineage, moment = " AND l.at <= ?", [to_text(as_of)]
+    facts = "SELECT 1 FROM fact_sources s JOIN facts f ON f.id = s.fact_id WHERE s.episode_id = e.id AND "
+    rows = await db.execute_fetchall(
+        "WITH RECURSIVE stale (seq, episode_id) AS ("
+        f" SELECT e.seq, e.id FROM episodes e WHERE e.seq IN ({marks}) AND EXISTS ({facts}{recorded})"
+        f" AND NOT EXISTS ({facts}{recorded} AND {current})),"
+        " chain (seq, fact_id) AS ("
+        " SELECT t.seq, l.new_id FROM stale t JOIN fact_sources s ON s.episode_id = t.episode_id"
+        f" JOIN lineage l ON l.old_id = s.fact_id AND l.relation = 'SUPERSEDES'{lineage}"
+        " UNION SELECT c.seq, l.new_id FROM chain c"
+        f" JOIN lineage l ON l.old_id = c.fact_id AND l.relation = 'SUPERSEDES'{lineage})"
+        " SELECT t.seq, c.fact_id, s.episode_id FROM stale t LEFT JOIN chain c ON c.seq = t.seq"
+        " LEFT JOIN fact_sources s ON s.fact_id = c.fact_id",
+        (*seqs, *moment, *moment, *moment, *moment, *moment),
+    )
+    found: dict[int, tuple[set[str], set[str]]] = {}
+    for seq, fact_id, episode_id in rows:
+        facts_by, episodes_by = found.setdefault(int(seq), (set(), set()))
+        if fact_id is not None:
+            facts_by.add(str(fact_id))
+        if episode_id is not None:
+            episodes_by.add(str(episode_id))
+    return found
 
 
 async def pending_texts(db: Connection, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
@@ -567,6 +608,12 @@ class SearchMethods:
     async def facts_from_sources(self, seqs: Sequence[int], names: Sequence[str]) -> set[int]:
         async with self._sql_read() as db:
             return await facts_from_sources(db, seqs, names)
+
+    async def superseded_episodes(
+        self, seqs: Sequence[int], as_of: datetime | None = None
+    ) -> dict[int, tuple[set[str], set[str]]]:
+        async with self._sql_read() as db:
+            return await superseded_episodes(db, seqs, as_of)
 
     async def pending_texts(self, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
         async with self._sql_read() as db:
