@@ -96,7 +96,6 @@ def search(
     Records written just before are found: a few waiting for a vector are embedded inline.
     """
     from mnemonite.scope import Scope
-    from mnemonite.search import SearchOptions
 
     tiers: tuple[SearchTier, ...] = tuple(t.value for t in tier or (Tier.episodic, Tier.semantic))
     scope = Scope(user=user, agent=agent, session=session)
@@ -110,8 +109,9 @@ def search(
             err.print(f"route: {routed.route} ({routed.reason})", markup=False, soft_wrap=True)
             hits = routed.hits
         else:
-            changed = {"facts_stand_in": facts_stand_in, "current_first": current_first}
-            options = None if all(changed.values()) else SearchOptions(**changed)
+            off = {name: False for name, on in (("facts_stand_in", facts_stand_in), ("current_first", current_first))
+                   if not on}  # fmt: skip
+            options = mem.config.search.model_copy(update=off) if off else None
             hits = mem.search(scope, query, k, tiers=tiers, fresh=fresh, options=options)
     if emit_rows(hits, as_json=as_json, nl=nl, as_csv=as_csv):
         return

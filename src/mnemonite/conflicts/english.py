@@ -16,20 +16,48 @@ ENGLISH = LocalePack(
     name="en",
     change_markers=[
         r"\bmoved (?:to|into|out)\b", r"\brelocat\w*\b", r"\bno longer\b", r"\bnot any ?more\b", r"\bany ?more\b",
-        r"\bgot promoted\b", r"\bswitched from\b",
-                     r"\bpromoted to\b", r"\bnew (?:job|role|position|gig|home|place|address|number)\b",
+        r"\b(?:got |was |been )?promoted to\b", r"\bgot promoted\b",
+        r"\bnew (?:job|role|position|gig|home|place|address|number)\b",
         r"\bswitched (?:to|from)\b", r"\bchanged\b", r"\bquit\b", r"\bleft (?:my|the|his|her|their)\b",
         r"\bjust (?:moved|started|joined|bought|got|switched)\b", r"\bstarted (?:a|my|working|at)\b", r"\bjoined\b",
-        r"\bused to\b", r"\bstopped\b", r"\bgave up\b", r"\bnowadays\b", r"\bthese days\b", r"\bfrom now on\b",
+        r"(?<!get )(?<!got )(?<!getting )\bused to\b(?! being)", r"\bstopped\b", r"\bgave up\b", r"\bnowadays\b",
+        r"\bthese days\b", r"\bfrom now on\b",
         r"^now\b", r"\bnow$", r"\b(?:am|is|are) now\b",
         r"\bnow (?:live|lives|work|works|prefer|prefers|like|likes|love|loves"
         r"|drive|drives|use|uses|go|goes|eat|eats|drink|drinks|am|is|are)\b",
         r"\bactually\b", r"\binstead\b", r"\bturned \d+\b",
     ],
+    # Change markers that in chat mostly tell news: they replace only a held value of the statement's own predicate.
+    news_markers=[r"just (?:moved|started|joined|bought|got|switched)", r"joined", r"actually", r"now",
+                  r"(?:am|is|are) now", r"got promoted", r"new (?:place|home)"],
     negation_markers=[r"\bdo not\b", r"\bdoes not\b", r"\bdid not\b", r"\bno longer\b", r"\bnever\b",
-                      r"\bnot any ?more\b", r"\bany ?more\b", r"\bnot\b"],
+                      r"\bnot any ?more\b", r"\bany ?more\b", r"\bno more\b", r"\bnot\b"],
     # Retractions said with a verb of their own are read as the negation of the statement they end.
     rewrites=[
+        # Chat around a statement: an opening interjection, when it happened, a sign-off
+        (r"^\s*(?:(?:oh|and|so|well|btw|by the way|honestly|sadly|unfortunately|fortunately|luckily|anyway|anyways|ok"
+         r"|okay|fyi|hey|guess what|quick update|update|just so you know|heads up|ps|lol|haha|um|hmm|yeah|ah|oops)"
+         r"(?:\s*[,:!.-]\s*|\s+))+", " "),
+        (r"\b(?:about |around |like |almost |nearly )?(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few"
+         r"|a couple of|a couple|couple of|several|\d+) (?:days?|weeks?|months?|years?|hours?) ago\b", ""),
+        (r"\b(?:on|last|this) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", ""),
+        (r"\b(?:this|last|yesterday|tonight) (?:morning|afternoon|evening|night|weekend)\b", ""),
+        (r"\b(?:btw|lol|haha|fyi)\b", ""),
+        # "i've gone", "she has quit": the perfect of a change is the change
+        (r"\b(?:have|has|had) (?=(?:just |finally |recently |also |now |already |officially )*(?:gone|become|cut"
+         r"|quit|left|sold|bought|switched|changed|stopped|decided|finished|given up|dropped|married|divorced"
+         r"|adopted|lost|retired|graduated|traded|upgraded|downgraded|cancelled|canceled)\b)", ""),
+        # "has been dreaming of it": the verb, not having; "got accepted": what happened, not a possession
+        (r"\b(?:have|has|had) been (?=\w+ing\b)", "am "),
+        (r"\bgot (?=(?!(?:married|engaged|divorced|promoted|separated)\b)\w+ed\b)", ""),
+        # "went vegan", "became a nurse": being it now (not "went to", "became friends with" keeps its verb)
+        (r"\b(?:gone|went|become|became)(?: fully| completely| totally| full)? (?!(?:to|for|back|out|on|off|through"
+         r"|with|into|home|away|up|down|over|by|around|in|from|friends|\w+ing)\b)", "am "),
+        # "my car's a corolla", "his name's tom": the 's of "is"
+        (r"\b(\w+)'s (?=(?:a|an|the|not|now|still|called|named|in|at|from)\b)", r"\1 is "),
+        (r"\bname's\b", "name is"),
+        (r"\b(?:i|we) (?:have|got) (?:a )?new (manager|boss),? (?:(?:his|her|their) name is|called|named) (\w+)",
+         r"my \1 is \2"),
         (r"\b(?:stopped|quit|gave up|given up|give up on|gave up on) (\w+ing)\b", r"no longer \1"),
         (r"\b(?:quit|left) (?:my |his |her |their |the )?job (?:at|with) ", "no longer works at "),
         (r"\b(?:left|quit) (?!\w+ing\b)(?:my |his |her |their )?", "no longer works at "),
@@ -51,11 +79,15 @@ ENGLISH = LocalePack(
         (r"\b(have|has) (?:a |an )?([\w ]+?) allergy\b", r"is allergic to \2"),
     ],
     replace_markers=[r"\b(?:switched|changed|moved|converted|upgraded|downgraded) (?:over )?to\b", r"\bswitched from\b",
-                     r"\bpromoted to\b", r"\b(?:swapped|traded|replaced) .+ (?:for|with)\b"],
+                     r"\b(?:swapped|traded|replaced) .+ (?:for|with)\b", r"\bto replace\b",
+                     r"\binstead\b(?! of)"],
     plan_markers=[r"\bmight\b", r"\bmay\b", r"\bmaybe\b", r"\bperhaps\b", r"\bthinking (?:about|of)\b",
                   r"\bconsider(?:ing)?\b", r"\bplan(?:ning)? (?:to|on)\b", r"\bwants? to\b", r"\bhop(?:e|ing) to\b",
                   r"\bwould like to\b", r"^if\b", r"\bsomeday\b", r"\bsome day\b", r"\bone day\b",
-                  r"\btrying to\b", r"\bgoing to\b", r"\bshould\b", r"\bwould\b(?! rather)"],
+                  r"\btrying to\b",
+                  r"(?<!stopped )(?<!stop )(?<!quit )(?<!started )(?<!keep )(?<!kept )(?<!been )(?<!longer )"
+                  r"\bgoing to\b",
+                  r"\bshould\b", r"\bwould\b(?! rather)"],
     name_patterns=[r"(?i:\bmy name is|\bi'm|\bi am|\bcall me)\s+(?P<name>[A-Z][\w-]+)\b"],
     # "I'm German", "I'm Catholic", "I'm Vegan": capitalised, but nationalities, faiths and diets
     not_names=r"\w+(?:ish|ese|ic|ist)|American|Mexican|Canadian|German|Korean|Italian|Russian|Indian|Brazilian"
@@ -82,7 +114,7 @@ ENGLISH = LocalePack(
                "be", "every", "all", "after", "some", "any", "i", "me", "called", "named"],
     verb_suffixes=["ing", "ies", "es", "ed", "s"],
     # "make" is income only with an amount (a normaliser below): "she makes a difference" is not
-    verb_predicates={"earn": "income", "weigh": "weight"},
+    verb_predicates={"earn": "income", "weigh": "weight", "going": "go", "goes": "go", "doing": "do", "does": "do"},
     single_valued=["income", "weight"],
     normalisers=[
         Normaliser(pattern=rf"{_SUBJ} (?:live|lives|living|reside|resides|am living|is living|are living|am based"
@@ -91,8 +123,10 @@ ENGLISH = LocalePack(
                    predicate="lives_in"),
         Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:live|lives|am living|is living)", predicate="lives_in"),
         Normaliser(pattern=rf"{_POSS} home is (?:in )?{_OBJ}", predicate="lives_in"),
-        # "joined Stripe", "joined the navy": an employer; "joined a gym", "joined my sister's band": a membership
-        Normaliser(pattern=rf"{_SUBJ} (?:joined(?! (?:a|an|my|our|his|her|their|some|another|one)\b)"
+        # "joined Stripe", "joined a startup": an employer; "joined a gym", "joined the book club": a membership
+        Normaliser(pattern=rf"{_SUBJ} (?:joined(?! (?:[\w'-]+ ){{0,4}}?(?:club|group|gym|class|classes|course|choir"
+                   r"|band|league|community|program|programme|circle|society|meetup|forum|network|movement|brigade|crew"
+                   r"|squad|chat|mailing list|waitlist|waiting list)\b)"
                    rf"|started (?:a new job |a job |working )?(?:at|with)"
                    rf"|got (?:a |a new )?job (?:at|with)|am employed (?:at|by)|is employed (?:at|by)) {_OBJ}",
                    predicate="works_at"),
@@ -102,7 +136,8 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"{_POSS} employer is {_OBJ}", predicate="works_at"),
         Normaliser(pattern=rf"{_SUBJ} (?:got promoted|was promoted|am promoted|is promoted) to {_OBJ}",
                    predicate="job_title"),
-        Normaliser(pattern=rf"{_SUBJ} (?:work|works|am working|is working) as {_OBJ}", predicate="job_title"),
+        Normaliser(pattern=rf"{_SUBJ} (?:work|works|am working|is working|started working|started (?:a |my )?job"
+                   rf"|got (?:a |the )?job|have (?:a )?job|took (?:a |the )?job) as {_OBJ}", predicate="job_title"),
         Normaliser(pattern=rf"{_POSS} (?:job title|job|role|position|profession) is {_OBJ}", predicate="job_title"),
         Normaliser(pattern=rf"{_POSS} (?:favourite|favorite) (?P<what>[\w ]+?) is {_OBJ}",
                    predicate="favourite_{what}"),
@@ -131,11 +166,21 @@ ENGLISH = LocalePack(
                    predicate="partner"),
         Normaliser(pattern=rf"{_SUBJ} (?:have|has) (?:a|an) {_PARTNER} (?:named|called) {_OBJ}",
                    predicate="partner"),
+        # "i have a girlfriend now" after "i am single": the relationship status, no name given
+        Normaliser(pattern=rf"{_SUBJ} (?:have|has|got) (?:a|an) (?P<object>{_PARTNER})", predicate="partner"),
+        # a diet is one regime at a time: "i am vegan" after "i am vegetarian" is a change
+        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|eat|eats|stay|stays) (?:a |an )?(?:strict |strictly |fully |full "
+                   r"|mostly |completely )?(?P<object>vegetarian|vegan|pescatarian|pescetarian|omnivore|omnivorous"
+                   r"|carnivore|flexitarian|plant-based|plant based)(?: diet)?(?: (?:since|for) .+)?",
+                   predicate="diet"),
         Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|got|turned) (?P<object>\d+)(?: years old| years)?",
                    predicate="age"),
         Normaliser(pattern=rf"{_POSS} age is {_OBJ}", predicate="age"),
         Normaliser(pattern=rf"{_SUBJ} (?:have|has|have got|got) (?P<object>\w+) (?:kids|children|kid|child)",
                    predicate="children"),
+        # "i have three cats now" after "i have two cats": how many is one value
+        Normaliser(pattern=rf"{_SUBJ} (?:have|has|own|owns) (?P<object>\d+|two|three|four|five|six|seven|eight|nine"
+                   r"|ten|a dozen) (?P<what>[a-z]+?)(?:es|s)?", predicate="count_{what}"),
         Normaliser(pattern=rf"{_SUBJ} (?:drive|drives|am driving|is driving) {_OBJ}", predicate="drives"),
         Normaliser(pattern=rf"{_POSS} car is {_OBJ}", predicate="drives"),
         Normaliser(pattern=rf"{_POSS} (?:phone number|number) is {_OBJ}", predicate="phone"),
@@ -143,11 +188,13 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"{_POSS} (?:email|email address) is {_OBJ}", predicate="email"),
         Normaliser(pattern=rf"{_POSS} (?:birthday|date of birth) is (?:on )?{_OBJ}", predicate="birthday"),
         Normaliser(pattern=rf"{_SUBJ} (?:was|were) born in {_OBJ}", predicate="birthplace"),
+        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are|come|comes) originally from {_OBJ}", predicate="birthplace"),
         Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:was|were) born", predicate="birthplace"),
         Normaliser(pattern=rf"{_SUBJ} (?:make|makes|am making|is making|are making|earn|earns|am earning|is earning"
                    r"|are earning) (?P<object>(?:about |around |roughly |nearly |almost |over |under |just )?"
-                   r"[$€£]?\s?\d[\d,.]*\s?(?:k|m|grand|thousand|million|dollars|euros|pounds|bucks)?\b.*)",
-                   predicate="income"),
+                   r"(?:[$€£]?\s?\d[\d,.]*\s?(?:k|m|grand|thousand|million|dollars|euros|pounds|bucks)?\b.*"
+                   r"|(?:[\w-]+ )?(?:figures|thousand|grand|million|hundred)\b.*|(?:more|less|good|decent|great|better)"
+                   r" money\b.*))", predicate="income"),
         Normaliser(pattern=rf"{_SUBJ} (?:would rather|prefer to|prefers to) (?:drink |eat |have |use |go )?"
                    r"(?P<object>.+?)(?: than .+| over .+| instead of .+)?", predicate="likes", single_valued=False),
         # "i like ramen best": a favourite whose kind is unsaid meets any held favourite close in meaning

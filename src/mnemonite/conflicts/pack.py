@@ -25,6 +25,7 @@ USER = "user"
 _SPACE = re.compile(r"\s+")
 _PARSED_CACHE = 50_000
 _CLAUSE = re.compile(r"[,;]| and | but | so ")
+_PERSON_PRONOUNS = frozenset({"he", "she", "they"})
 
 
 def canonical(text: str) -> str:
@@ -94,6 +95,11 @@ class LocalePack(Model):
     rewrites: list[tuple[str, str]] = Field(
         default_factory=list, description="(regex, replacement) applied before parsing: retractions become negations"
     )
+    news_markers: list[str] = Field(
+        default_factory=list,
+        description="change markers that in conversation mostly tell news ('just got', 'now'): regex; they"
+        " replace only a held statement of the same predicate",
+    )
     replace_markers: list[str] = Field(
         default_factory=list, description="changes that name only the new value ('switched to'): regex"
     )
@@ -120,7 +126,7 @@ class LocalePack(Model):
     def _name_groups(cls, value: list[str]) -> list[str]:
         return [_compiles(pattern, {"name"}) for pattern in value]
 
-    @field_validator("rewrites", "plan_markers", "replace_markers")
+    @field_validator("rewrites", "plan_markers", "replace_markers", "news_markers")
     @classmethod
     def _patterns(cls, value: list[Any]) -> list[Any]:
         for item in value:
@@ -132,6 +138,7 @@ class LocalePack(Model):
         self._change = re.compile(join(f"(?:{m})" for m in self.change_markers))
         self._negation = re.compile(join(f"(?:{m})" for m in self.negation_markers)) if self.negation_markers else None
         self._replace = re.compile(join(f"(?:{m})" for m in self.replace_markers)) if self.replace_markers else None
+        self._news = re.compile(join(f"(?:{m})" for m in self.news_markers)) if self.news_markers else None
         self._plan = re.compile(join(f"(?:{m})" for m in self.plan_markers)) if self.plan_markers else None
         self._rewrites = [(re.compile(pattern), replacement) for pattern, replacement in self.rewrites]
         self._names = [re.compile(pattern) for pattern in self.name_patterns]
@@ -148,12 +155,20 @@ class LocalePack(Model):
     def change_signal(self, text: str) -> str | None:
         """The change or negation marker the statement carries ("moved to", "no longer"), or None."""
         prepared = self._prepare(text)
-        found = self._change.search(prepared) or (self._negation.search(prepared) if self._negation else None)
+        found = (
+            self._change.search(prepared)
+            or (self._replace.search(prepared) if self._replace else None)
+            or (self._negation.search(prepared) if self._negation else None)
+        )
         return found.group(0) if found else None
 
     def negated(self, text: str) -> bool:
         """Whether the statement denies or retracts something (after rewrites: "I quit smoking")."""
         return bool(self._negation and self._negation.search(self._prepare(text)))
+
+    def news(self, marker: str) -> bool:
+        """Whether a change marker found in a statement is one that mostly tells news (`news_markers`)."""
+        return bool(self._news and marker and self._news.fullmatch(marker))
 
     def replaces(self, text: str) -> bool:
         """Whether the statement names a new value without the old one ("I switched to oat milk")."""
@@ -196,9 +211,13 @@ class LocalePack(Model):
         # A retraction is what a compound statement changes ("not vegetarian anymore, i eat fish now"),
         # unless another clause gives the same predicate its new value ("left acme and joined globex").
         positive = {triple.predicate for triple in found if not triple.negated}
-        retraction = next((t for t in found if t.negated and t.predicate not in positive), None)
-        # A clause read only by a catch-all ("..., office 310") says less than one a normaliser knows.
-        return retraction or next((t for t in found if not t.loose), found[0])
+        # The first clause that denies is the one the others explain ("i stopped learning guitar, just did not
+        # have the time"): clauses were read last first.
+        retraction = next((t for t in reversed(found) if t.negated and t.predicate not in positive), None)
+        # A clause read only by a catch-all ("..., office 310") says less than one a normaliser knows, and one
+        # about someone unknown ("..., it was amazing") less than one about someone known.
+        ranked = sorted(found, key=lambda t: (not t.resolved, t.loose))
+        return retraction or ranked[0]
 
     def _lead(self, clause: str) -> str:
         """The subject a later clause without one borrows: "my brother", not "my"."""
@@ -207,8 +226,11 @@ class LocalePack(Model):
         return " ".join(words[:2]) if possessive and len(words) > 1 else words[0]
 
     def _clause(self, clause: str, lead: str, names: _Reading) -> Triple | None:
-        """One clause of a compound sentence; one without a subject of its own borrows the lead's."""
+        """One clause of a compound sentence; one without a subject of its own borrows the lead's, and a
+        person's pronoun stands for a lead who is not the speaker ("my brother changed jobs, he is a surgeon")."""
         first = clause.split()[0]
+        if first in _PERSON_PRONOUNS and lead not in self.first_person and lead.split()[0] not in self.first_person:
+            clause = f"{lead} {clause.split(maxsplit=1)[1]}" if len(clause.split()) > 1 else clause
         if not lead.startswith(first) and first not in {*self.first_person, *self.third_person, *self.possessives}:
             borrowed = self._split_clause(f"{lead} {clause}", names, fallback=False)
             if borrowed is not None:
@@ -280,6 +302,8 @@ class LocalePack(Model):
             predicate = predicate.replace("{what}", what)
         said = normaliser.object_template.format_map({k: v or "" for k, v in groups.items()})
         subject, obj = self.resolve(groups["subject"] or "", names), self._object(_SPACE.sub(" ", said).strip())
+        if not normaliser.fallback and obj.split()[:1] and obj.split()[0] in self.third_person:
+            return None  # "that is where i was born": a value only the sentence before could say
         if subject and (obj or negated or normaliser.predicate == "{what}"):  # "i smoke", "i quit smoking"
             return Triple(subject, predicate, obj, single, negated, normaliser.fallback)
         return None

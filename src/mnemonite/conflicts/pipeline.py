@@ -246,11 +246,20 @@ def _changes(
         if alike:
             reason = f"explicit change signal ({signal!r}); the closest held {triple.predicate} of {triple.subject!r}"
             return ("regex", reason, (alike[0],))
-    close = [f.id for f, o, cos in ranked if o.subject == triple.subject and (cos or -1) >= floor]
-    if signal and replaces and not triple.negated and close:
-        # "i switched to y": a change that names no old value replaces the closest statement about the subject.
-        # Other signals do not reach across predicates: in conversation "now", "just got" and "joined" mostly
-        # tell news ("she just joined an activist group"), not that another statement stopped holding.
+    # "i switched to y", "i was promoted to lead": a change replaces the closest statement about the subject,
+    # close enough in meaning. A marker that in conversation mostly tells news ("now", "just got", "joined":
+    # "she just joined an activist group") reaches only statements of its own predicate ("my doctor is now dr lee"
+    # after "my doctor is dr smith").
+    # Of a person, "is" and "has" hold many values ("gina is excited now"); of what a person has ("my doctor",
+    # "my address") they hold one.
+    reach = replaces or not pack.news(signal or "")
+    own = not _own_verb(signal or "", triple.predicate) and (triple.predicate not in _VAGUE or "'s " in triple.subject)
+    close = [
+        f.id
+        for f, o, cos in ranked
+        if o.subject == triple.subject and (cos or -1) >= floor and (reach or (own and o.predicate == triple.predicate))
+    ]
+    if signal and not triple.negated and close:
         return (
             "regex",
             f"explicit change signal ({signal!r}); the closest statement about {triple.subject!r}",
@@ -294,8 +303,12 @@ _COPULA = frozenset({"is", "is_a"})
 
 def _own_verb(signal: str, predicate: str) -> bool:
     """Whether the change marker is the statement's own verb ("just started" of predicate start, "joined" of
-    join): then it tells what happened, not that an earlier value of that verb stopped holding."""
-    return any(word.startswith(predicate) for word in signal.split()) if len(predicate) > 2 else False
+    join): then it tells what happened, not that an earlier value of that verb stopped holding. "now likes"
+    is a change of what is liked."""
+    words = signal.split()
+    if len(predicate) < 3 or (words and words[0] == "now"):
+        return False
+    return any(word.startswith(predicate) for word in words)
 
 
 def _floor_same(floor: float) -> float:

@@ -242,14 +242,14 @@ class SearchEngine:
         hits, replaced = await self._hits(
             [(score, tier, seq, explain[tier](seq, score)) for score, tier, seq in best], flt
         )
+        if opts.current_first and replaced:  # on the fused scores, before a reranker's or salience's
+            hits = current_first(hits, replaced)
         if reranker is not None:
             head = await reranker.rerank(text, hits[: opts.rerank_depth])
             hits = [h.model_copy(update={"reranked": True}) for h in head] + hits[opts.rerank_depth :]
         if opts.salience_weight > 0:
             hits = await self._weigh_salience(hits, opts.salience_weight)
         self._users.settle((KIND_OF_TIER[tier], flt.scope.user) for tier in flt.tiers)
-        if opts.current_first and replaced:
-            hits = current_first(hits, replaced)
         if stands_in:
             hits = stand_in(hits)
         return hits[:k]
@@ -720,13 +720,16 @@ REPLACED_SHARE = 0.5
 def current_first(hits: Sequence[SearchHit], replaced: dict[str, set[str]]) -> list[SearchHit]:
     """``hits`` (best first) where each episode of ``replaced`` (episode id -> the ids of the records that
     replaced what it said) comes just below the first of its replacements ranked under it, with that one's
-    score, when that one scores at least ``REPLACED_SHARE`` of the episode's score. Otherwise it stays."""
+    score, when that one scores at least ``REPLACED_SHARE`` of the episode's score (fused scores, not negative).
+    An episode with a replacement above it already, or none within that share below it, stays."""
     out = list(hits)
     for hit in reversed(hits):  # lowest first: a turn moved down never passes back above one moved below it
         ids = replaced.get(hit.record.id)
         if not ids:
             continue
         at = next(i for i, placed in enumerate(out) if placed is hit)
+        if any(placed.record.id in ids for placed in out[:at]):
+            continue  # what replaced it comes first already
         below = next((i for i in range(at + 1, len(out)) if out[i].record.id in ids), None)
         if below is not None and out[below].score < REPLACED_SHARE * hit.score:
             continue

@@ -11,7 +11,6 @@ from mnemonite.models.base import Model
 from mnemonite.models.conflict import PurgeRecord
 from mnemonite.models.fact import MemoryType
 from mnemonite.models.search import SearchHit, Tier
-from mnemonite.search import SearchOptions
 from mnemonite.server.verbs import Call, Page, Paged, Verb, page_of
 from mnemonite.tiers import SalientEpisode
 
@@ -148,8 +147,11 @@ async def search(call: Call[SearchBody]) -> list[SearchHit]:
     (full-text rank and score, vector rank and cosine, fused score, salience)."""
     q = call.body
     scope = call.who.scope(user=q.user, agent=q.agent, session=q.session)
-    changed = {"facts_stand_in": q.facts_stand_in, "current_first": q.current_first}
-    options = None if all(changed.values()) else SearchOptions(**changed)
+    # What the request says, over the memory's configured search options (not over the defaults).
+    asked: dict[str, Any] = {
+        name: getattr(q, name) for name in ("facts_stand_in", "current_first") if name in q.model_fields_set
+    }
+    options = call.mem.config.search.model_copy(update=asked) if asked else None
     return await call.mem.search(
         scope, q.query, q.k, tiers=q.tiers, memory_types=q.memory_types, tags=q.tags, since=q.since,
         until=q.until, as_of=q.as_of, options=options,
