@@ -6,11 +6,14 @@
     python bench/conflicts.py --baseline 71999c0   # also time remember() with the code of a git ref
 
 ``bench/data/conflicts.jsonl`` is the development set (the English pack was tuned on it);
-``bench/data/conflicts_heldout.jsonl`` was written before the pack was changed and is never
-tuned on. Each case gets its own (user, agent), the user being the case's ``user`` when it
-names one (a user id that is a plain word is one of the user's names), with its ``aliases``
-recorded through `add_names`; its ``existing`` facts are written first (through `remember`,
-so they are embedded and logged like any fact), then its ``candidate`` goes through
+``bench/data/conflicts_heldout.jsonl`` was written before the pack was changed and is never tuned
+on; ``bench/data/conflicts_chat.jsonl`` (70 statements in chat phrasing: asides, time phrases,
+subjects left out, two clauses) was written by a reader who had not seen the pack, and read once for
+its misses (two fixes followed: "no more", "stopped going to"). Each case gets its own (user,
+agent), the user being the case's ``user`` when it names one (a user id that is a plain word is one
+of the user's names), with its ``aliases`` recorded through `add_names`; its ``existing`` facts are
+written first (through `remember`, so they are embedded and logged like any fact), then its
+``candidate`` goes through
 `remember_with_decision`. The printed confusion matrix sets the labels (dedup, supersede,
 admit) against the decisions (dedup, supersede, pending, admit); a dedup or supersede counts
 as correct only if it names the labelled existing fact. Targets on each set: ≥ 95% of
@@ -41,7 +44,10 @@ from mnemonite import Memory, MemoryConfig, Scope
 from mnemonite.models.conflict import ConflictThresholds
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = [Path(__file__).parent / "data" / name for name in ("conflicts.jsonl", "conflicts_heldout.jsonl")]
+DATA = [
+    Path(__file__).parent / "data" / name
+    for name in ("conflicts.jsonl", "conflicts_heldout.jsonl", "conflicts_chat.jsonl")
+]
 DECISIONS = ("dedup", "supersede", "pending", "admit")
 
 
@@ -177,7 +183,7 @@ def open_config(tmp: str, strict_hot: bool | None) -> MemoryConfig:
 async def run(facts: int, calls: int, strict_hot: bool, baseline: str | None, rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         async with await Memory.open(config=open_config(tmp, strict_hot)) as mem:
-            for tag, path in zip(("dev", "heldout"), DATA, strict=True):
+            for tag, path in zip(("dev", "heldout", "chat"), DATA, strict=True):
                 cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
                 report(path.name, await scenarios(mem, cases, tag))
     # Rounds alternate the two codes, each on a fresh database, so that both see the same machine load.

@@ -525,7 +525,7 @@ async def test_another_subject_in_the_hot_zone_is_admitted(memory_url: str) -> N
 
 def test_the_labelled_sets_are_well_formed() -> None:
     root = Path(__file__).parent.parent / "bench" / "data"
-    for name, least in (("conflicts.jsonl", 150), ("conflicts_heldout.jsonl", 150)):
+    for name, least in (("conflicts.jsonl", 150), ("conflicts_heldout.jsonl", 150), ("conflicts_chat.jsonl", 70)):
         cases = [json.loads(line) for line in (root / name).read_text().splitlines() if line.strip()]
         assert len(cases) >= least and len({c["id"] for c in cases}) == len(cases)
         for case in cases:
