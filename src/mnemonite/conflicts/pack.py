@@ -229,7 +229,7 @@ class LocalePack(Model):
         """One clause of a compound sentence; one without a subject of its own borrows the lead's, and a
         person's pronoun stands for a lead who is not the speaker ("my brother changed jobs, he is a surgeon")."""
         first = clause.split()[0]
-        if first in _PERSON_PRONOUNS and lead not in self.first_person and lead.split()[0] not in self.first_person:
+        if first in _PERSON_PRONOUNS and lead not in self.first_person:  # "my brother", "sam"; not "i", "we"
             clause = f"{lead} {clause.split(maxsplit=1)[1]}" if len(clause.split()) > 1 else clause
         if not lead.startswith(first) and first not in {*self.first_person, *self.third_person, *self.possessives}:
             borrowed = self._split_clause(f"{lead} {clause}", names, fallback=False)

@@ -662,7 +662,9 @@ class SearchEngine:
         the ids of the facts that replaced them and of the turns those were read from. Those episodes' hits say so."""
         tiers: list[Tier] = [tier for tier in ("episodic", "semantic") if any(t == tier for _, t, _, _ in scored)]
         episodes = sorted(seq for _, t, seq, _ in scored if t == "episodic")
-        stale = asyncio.ensure_future(self._store.superseded_episodes(episodes, flt.as_of))  # a connection of its own
+        stale = asyncio.ensure_future(  # on a connection of its own
+            self._store.superseded_episodes(episodes, flt.as_of) if episodes else _no_episodes()
+        )
         reads = _together(  # each tier's records on a connection of its own, re-checked against the filter now
             self._store.records(KIND_OF_TIER[tier], sorted(seq for _, t, seq, _ in scored if t == tier), flt)
             for tier in tiers
@@ -696,6 +698,10 @@ class SearchEngine:
             )
         weighed.sort(key=lambda h: h.score, reverse=True)
         return weighed
+
+
+async def _no_episodes() -> dict[int, tuple[set[str], set[str]]]:
+    return {}
 
 
 def _together(jobs: Iterable[Awaitable[T]]) -> Awaitable[list[T]]:
