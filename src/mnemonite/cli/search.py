@@ -75,7 +75,7 @@ def search(
         bool,
         typer.Option(
             "--facts-stand-in/--facts-beside",
-            help="A fact stands in for the turns it was read from, or is shown beside them.",
+            help="A fact stands in for the turns it was read from, or is shown beside them. Not with --route.",
         ),
     ] = True,
     current_first: Annotated[
@@ -83,7 +83,7 @@ def search(
         typer.Option(
             "--current-first/--as-scored",
             help="A turn whose facts were all superseded since comes below what replaced them, or stays where it"
-            " scored (marked (superseded) either way).",
+            " scored (marked (superseded) either way). Not with --route.",
         ),
     ] = True,
     as_json: JsonOption = False,
@@ -98,6 +98,8 @@ def search(
     from mnemonite.scope import Scope
 
     tiers: tuple[SearchTier, ...] = tuple(t.value for t in tier or (Tier.episodic, Tier.semantic))
+    if route is not None and not (facts_stand_in and current_first):
+        raise typer.BadParameter("applies to a plain search, not to --route", param_hint="--facts-beside/--as-scored")
     scope = Scope(user=user, agent=agent, session=session)
     with opened(db, create=False) as mem:
         if fresh:
