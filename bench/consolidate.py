@@ -86,14 +86,14 @@ async def retrieval(data: list[dict[str, Any]], mem: Memory) -> dict[str, list[l
     counter = default_counter()
     evidence = Evidence()
     rows: dict[str, list[list[float]]] = {}
-    # Episodes alone: as a memory without facts searches them (no turn moved below what replaced its facts).
-    alone = SearchOptions(current_first=False)
+    # Episodes alone are searched as a memory without facts searches them: each turn where it scored.
+    as_scored = SearchOptions(current_first=False)
     plain, alone_plain = SearchOptions(source_boost=0.0), SearchOptions(source_boost=0.0, current_first=False)
     both = SearchOptions(facts_stand_in=False)
-    kept = SearchOptions(current_first=False)
-    arms = (("episodes alone", ("episodic",), alone), ("episodes + consolidated facts", ("episodic", "semantic"), None),
+    arms = (("episodes alone", ("episodic",), as_scored),
+            ("episodes + consolidated facts", ("episodic", "semantic"), None),
             ("episodes + facts, each fact beside its turns", ("episodic", "semantic"), both),
-            ("episodes + facts, superseded turns where they scored", ("episodic", "semantic"), kept),
+            ("episodes + facts, superseded turns where they scored", ("episodic", "semantic"), as_scored),
             ("episodes alone, no source boost", ("episodic",), alone_plain),
             ("episodes + facts, no source boost", ("episodic", "semantic"), plain))  # fmt: skip
     for sample in data:

@@ -56,8 +56,6 @@ ENGLISH = LocalePack(
         # "my car's a corolla", "his name's tom": the 's of "is"
         (r"\b(\w+)'s (?=(?:a|an|the|not|now|still|called|named|in|at|from)\b)", r"\1 is "),
         (r"\bname's\b", "name is"),
-        (r"\b(?:i|we) (?:have|got) (?:a )?new (manager|boss),? (?:(?:his|her|their) name is|called|named) (\w+)",
-         r"my \1 is \2"),
         (r"\b(?:stopped|quit|gave up|given up|give up on|gave up on) (\w+ing)\b", r"no longer \1"),
         (r"\b(?:quit|left) (?:my |his |her |their |the )?job (?:at|with) ", "no longer works at "),
         (r"\b(?:left|quit) (?!\w+ing\b)(?:my |his |her |their )?", "no longer works at "),
@@ -72,7 +70,8 @@ ENGLISH = LocalePack(
         (r"\b(i|we) (?:just )?(?:broke up|split up|separated)\b", r"\1 am single"),
         (r"\b(?:sold|cancelled|canceled|ditched|got rid of|gave away) (?:my |the |our )?", "no longer have "),
         (r"\b(am|is|are) off (?:the |my |his |her )?", r"\1 not on "),
-        (r"\b(?:i|we) (?:have|got) (?:a )?new (manager|boss),? (\w+)", r"my \1 is \2"),
+        (r"\b(?:i|we) (?:have|got) (?:a )?new (manager|boss),? (?:(?:his|her|their) name is |called |named )?(\w+)",
+         r"my \1 is \2"),
         (r"\b(?:after all|turns out|it turns out)\b", ""),
         # "an engineer by profession" works as one; "a peanut allergy" is being allergic to peanuts
         (r"\b(am|is|are) ((?:a |an )?[\w ]+?) (?:by profession|by trade|for a living)\b", r"\1 working as \2"),

@@ -662,9 +662,8 @@ class SearchEngine:
         the ids of the facts that replaced them and of the turns those were read from. Those episodes' hits say so."""
         tiers: list[Tier] = [tier for tier in ("episodic", "semantic") if any(t == tier for _, t, _, _ in scored)]
         episodes = sorted(seq for _, t, seq, _ in scored if t == "episodic")
-        stale = asyncio.ensure_future(  # on a connection of its own
-            self._store.superseded_episodes(episodes, flt.as_of) if episodes else _no_episodes()
-        )
+        # on a connection of its own, beside the records' reads
+        stale = asyncio.ensure_future(self._store.superseded_episodes(episodes, flt.as_of)) if episodes else None
         reads = _together(  # each tier's records on a connection of its own, re-checked against the filter now
             self._store.records(KIND_OF_TIER[tier], sorted(seq for _, t, seq, _ in scored if t == tier), flt)
             for tier in tiers
@@ -672,18 +671,17 @@ class SearchEngine:
         try:
             found_by_tier = await reads
         finally:
-            superseded = await stale
+            superseded = await stale if stale is not None else {}
         hits: list[SearchHit] = []
         replaced: dict[str, set[str]] = {}
         for tier, found in zip(tiers, found_by_tier, strict=True):
             for score, t, seq, why in scored:
                 if t == tier and seq in found:
-                    record = found[seq]
-                    if t == "episodic" and seq in superseded:
+                    record, stale_turn = found[seq], t == "episodic" and seq in superseded
+                    if stale_turn:
                         facts, turns = superseded[seq]
                         replaced[record.id] = (facts | turns) - {record.id}
-                        why = {**why, "superseded": True}
-                    hits.append(_hit(record, tier, score, why))
+                    hits.append(_hit(record, tier, score, why, superseded=stale_turn))
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits, replaced
 
@@ -698,10 +696,6 @@ class SearchEngine:
             )
         weighed.sort(key=lambda h: h.score, reverse=True)
         return weighed
-
-
-async def _no_episodes() -> dict[int, tuple[set[str], set[str]]]:
-    return {}
 
 
 def _together(jobs: Iterable[Awaitable[T]]) -> Awaitable[list[T]]:
@@ -795,16 +789,12 @@ def stand_in(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return out
 
 
-def _hit(record: Episode | Fact, tier: Tier, score: float, parts: dict[str, float | int | None]) -> SearchHit:
+def _hit(
+    record: Episode | Fact, tier: Tier, score: float, parts: dict[str, float | int | None], *, superseded: bool
+) -> SearchHit:
     """A hit of the engine's own plain numbers and a record read back: not validated again (`Model.trusted`)."""
-    superseded = bool(parts.get("superseded", False))
-    values = {
-        "record": record,
-        "tier": tier,
-        "score": float(score),
-        **{k: v for k, v in parts.items() if k != "superseded"},
-    }
-    values.update(salience=None, reranked=False, superseded=superseded)  # in the order of the model's fields
+    values = {"record": record, "tier": tier, "score": float(score), **parts, "salience": None, "reranked": False,
+              "superseded": superseded}  # fmt: skip
     return SearchHit.trusted(values)
 
 
