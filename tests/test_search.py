@@ -596,6 +596,18 @@ async def test_a_turn_whose_facts_were_all_superseded_comes_below_what_replaced_
     # As of before the updates, the vegetarian fact still held: the turn is where it scored, and says nothing.
     then = await mem.search(scope, question, k=8, tiers=episodic, as_of=before)
     assert [(h.record.id, h.superseded) for h in then] == [(i, False) for i, _ in plain]
+    # Every way of reading turns says so: by id, routed retrieval (the newest turns too), recall and its tool.
+    ids = [i for i, _ in turns]
+    assert await mem._store.superseded_among(ids) == {"veg"} and not await mem._store.superseded_among(ids, before)
+    newest = await mem.retrieve(scope, "what did we talk about last time?")
+    assert newest.route == "sequential" and {h.record.id for h in newest.hits if h.superseded} == {"veg"}
+    assert {h.record.id for h in newest.hits} == set(ids)
+    routed = (await mem.retrieve(scope, question, 4, route="multihop")).hits
+    assert {h.record.id: h.superseded for h in routed}.get("veg") is True
+    recalled = {item.episode.id: item.superseded for item in await mem.episodic.recall(scope, question, k=4)}
+    assert recalled == {"veg": True, "fish": False, "both": False, "none": False}
+    told = (await mem.tools.for_scope(scope).call("recall_episodes", {"query": question, "k": 4})).output
+    assert told is not None and {e["id"]: e["superseded"] for e in told["episodes"]} == recalled
     # Its last fact forgotten (nothing replaced it), a turn says so and stays where it scored.
     await mem.semantic.apply_delta(DeleteDelta(replaces=[dinners], source_episode_ids=["both"], **base))
     assert ("both", True) in await search(episodic)

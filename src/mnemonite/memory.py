@@ -104,7 +104,9 @@ class Memory:
         self.concepts = ConceptMemory(store, self._engine.active, config.concepts)
         self.lifecycle = LifecycleTierManager(store, self._engine, config.lifecycle)
         graph_query = self.concepts.query if self._engine.active is not None else None
-        self._router = AdaptiveRetriever(self._flat, self._newest, graph_query, self._episodes_in)
+        self._router = AdaptiveRetriever(
+            self._flat, self._newest, graph_query, self._episodes_in, superseded=self._store.superseded_among
+        )
 
     @classmethod
     async def open(

@@ -57,6 +57,7 @@ FlatSearch = Callable[[Scope, str, int], Awaitable[list[SearchHit]]]
 Recent = Callable[[Scope, int], Awaitable[list[Episode]]]
 GraphQuery = Callable[[Scope, str, int], Awaitable[GraphResult]]  # the scope names the (user, agent) graph
 Fetch = Callable[[Scope, Sequence[str]], Awaitable[list[Episode]]]
+Superseded = Callable[[Sequence[str]], Awaitable[set[str]]]  # which of these episode ids memory no longer holds to
 
 
 class RoutedSearch(Model):
@@ -111,9 +112,19 @@ class AdaptiveRetriever:
     it reads only the scope's user's graph of that agent."""
 
     def __init__(
-        self, search: FlatSearch, recent: Recent, graph: GraphQuery | None, fetch: Fetch, *, concepts: int = 5
+        self,
+        search: FlatSearch,
+        recent: Recent,
+        graph: GraphQuery | None,
+        fetch: Fetch,
+        *,
+        concepts: int = 5,
+        superseded: Superseded | None = None,
     ) -> None:
+        """``superseded`` tells which of some episodes memory no longer holds to, for the hits that do not come
+        from a search (the newest turns, the graph's own records): they say so as search hits do."""
         self._search, self._recent, self._graph, self._fetch = search, recent, graph, fetch
+        self._superseded = superseded
         self.concepts = concepts
         self.boost = GRAPH_BOOST
         self.hop_weight, self.hop_guard = hops.HOP_WEIGHT, hops.HOP_GUARD
@@ -131,7 +142,8 @@ class AdaptiveRetriever:
         chosen, reason = route_for(question) if route == "auto" else (route, "route given")
         if chosen == "sequential":
             episodes = await self._recent(scope, k)
-            hits = [_recent_hit(e, rank) for rank, e in enumerate(episodes)]
+            stale = await self._stale(episodes)
+            hits = [_recent_hit(e, rank, e.id in stale) for rank, e in enumerate(episodes)]
             return RoutedSearch(route="sequential", reason=reason, hits=hits)
         if chosen == "graph":
             return await self._graph_route(scope, question, k, reason, agent or scope.agent)
@@ -167,11 +179,15 @@ class AdaptiveRetriever:
             return RoutedSearch(
                 route="flat", reason=f"{reason}; the graph gave nothing: flat", fell_back=True, hits=flat, graph=result
             )
-        return RoutedSearch(route="graph", reason=reason, hits=_boost(flat, extra, graph, k, self.boost), graph=result)
+        hits = _boost(flat, extra, graph, k, self.boost, await self._stale(extra))
+        return RoutedSearch(route="graph", reason=reason, hits=hits, graph=result)
+
+    async def _stale(self, episodes: Sequence[Episode]) -> set[str]:
+        return await self._superseded([e.id for e in episodes]) if self._superseded and episodes else set()
 
 
-def _recent_hit(episode: Episode, rank: int) -> SearchHit:
-    return SearchHit(record=episode, tier="episodic", score=1.0 / (1 + rank))
+def _recent_hit(episode: Episode, rank: int, superseded: bool) -> SearchHit:
+    return SearchHit(record=episode, tier="episodic", score=1.0 / (1 + rank), superseded=superseded)
 
 
 def _graph_records(result: GraphResult) -> dict[str, float]:
@@ -187,11 +203,13 @@ def _graph_records(result: GraphResult) -> dict[str, float]:
 
 
 def _boost(
-    flat: list[SearchHit], extra: list[Episode], graph: dict[str, float], k: int, boost: float
+    flat: list[SearchHit], extra: list[Episode], graph: dict[str, float], k: int, boost: float, stale: set[str]
 ) -> list[SearchHit]:
     """Flat hits with scores x (1 + boost x the graph's pull), re-sorted; then the graph's other records."""
     boosted = [h.model_copy(update={"score": h.score * (1 + boost * graph.get(h.record.id, 0.0))}) for h in flat]
     boosted.sort(key=lambda h: -h.score)
     floor = boosted[-1].score if boosted else 1.0
-    tail = [SearchHit(record=e, tier="episodic", score=floor * graph[e.id] * 0.5) for e in extra]
+    tail = [
+        SearchHit(record=e, tier="episodic", score=floor * graph[e.id] * 0.5, superseded=e.id in stale) for e in extra
+    ]
     return (boosted + tail)[:k]

@@ -294,15 +294,11 @@ async def superseded_episodes(
     if not seqs:
         return {}
     marks = ", ".join("?" for _ in seqs)
-    recorded, current, lineage, moment = "1 = 1", "f.superseded_at IS NULL", "", []
-    if as_of is not None:
-        recorded, current = "f.recorded_at <= ?", "(f.superseded_at IS NULL OR f.superseded_at > ?)"
-        lineage, moment = " AND l.at <= ?", [to_text(as_of)]
-    facts = "SELECT 1 FROM fact_sources s JOIN facts f ON f.id = s.fact_id WHERE s.episode_id = e.id AND "
+    stale, moment = _stale(as_of)
+    lineage, then = (" AND l.at <= ?", [to_text(as_of)]) if as_of is not None else ("", [])
     rows = await db.execute_fetchall(
         "WITH RECURSIVE stale (seq, episode_id) AS ("
-        f" SELECT e.seq, e.id FROM episodes e WHERE e.seq IN ({marks}) AND EXISTS ({facts}{recorded})"
-        f" AND NOT EXISTS ({facts}{recorded} AND {current})),"
+        f" SELECT e.seq, e.id FROM episodes e WHERE e.seq IN ({marks}) AND {stale}),"
         " chain (seq, fact_id) AS ("
         " SELECT t.seq, l.new_id FROM stale t JOIN fact_sources s ON s.episode_id = t.episode_id"
         f" JOIN lineage l ON l.old_id = s.fact_id AND l.relation = 'SUPERSEDES'{lineage}"
@@ -310,7 +306,7 @@ async def superseded_episodes(
         f" JOIN lineage l ON l.old_id = c.fact_id AND l.relation = 'SUPERSEDES'{lineage})"
         " SELECT t.seq, c.fact_id, s.episode_id FROM stale t LEFT JOIN chain c ON c.seq = t.seq"
         " LEFT JOIN fact_sources s ON s.fact_id = c.fact_id",
-        (*seqs, *moment, *moment, *moment, *moment, *moment),
+        (*seqs, *moment, *then, *then),
     )
     found: dict[int, tuple[set[str], set[str]]] = {}
     for seq, fact_id, episode_id in rows:
@@ -320,6 +316,28 @@ async def superseded_episodes(
         if episode_id is not None:
             episodes_by.add(str(episode_id))
     return found
+
+
+async def superseded_among(db: Connection, ids: Sequence[str], as_of: datetime | None = None) -> set[str]:
+    """The ids of the episodes among ``ids`` that memory no longer holds to (see `superseded_episodes`)."""
+    if not ids:
+        return set()
+    stale, moment = _stale(as_of)
+    marks = ", ".join("?" for _ in ids)
+    rows = await db.execute_fetchall(
+        f"SELECT e.id FROM episodes e WHERE e.id IN ({marks}) AND {stale}", (*ids, *moment)
+    )
+    return {str(row[0]) for row in rows}
+
+
+def _stale(as_of: datetime | None) -> tuple[str, list[str]]:
+    """The condition on episode ``e``: facts were read from it and none of them holds (as of ``as_of``)."""
+    recorded, current, moment = "1 = 1", "f.superseded_at IS NULL", list[str]()
+    if as_of is not None:
+        recorded, current = "f.recorded_at <= ?", "(f.superseded_at IS NULL OR f.superseded_at > ?)"
+        moment = [to_text(as_of)] * 3
+    facts = "SELECT 1 FROM fact_sources s JOIN facts f ON f.id = s.fact_id WHERE s.episode_id = e.id AND "
+    return f"EXISTS ({facts}{recorded}) AND NOT EXISTS ({facts}{recorded} AND {current})", moment
 
 
 async def pending_texts(db: Connection, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
@@ -614,6 +632,10 @@ class SearchMethods:
     ) -> dict[int, tuple[set[str], set[str]]]:
         async with self._sql_read() as db:
             return await superseded_episodes(db, seqs, as_of)
+
+    async def superseded_among(self, ids: Sequence[str], as_of: datetime | None = None) -> set[str]:
+        async with self._sql_read() as db:
+            return await superseded_among(db, ids, as_of)
 
     async def pending_texts(self, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
         async with self._sql_read() as db:

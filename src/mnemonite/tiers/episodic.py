@@ -6,6 +6,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from typing import Any
 
+from pydantic import Field
+
 from mnemonite.errors import InvalidInputError, MemoryScopeError, NotFoundError
 from mnemonite.inputs import checked
 from mnemonite.models import ConsolidationRule, Episode, MemoryDelta
@@ -38,6 +40,11 @@ class RecalledEpisode(Model):
     recency: float
     salience: float
     score: float
+    superseded: bool = Field(
+        default=False,
+        description="the facts read from it were all superseded or forgotten since: what it said is not what memory"
+        " holds now (as `SearchHit.superseded`)",
+    )
 
 
 def resolve_scope(user: str | Scope, session: str | None = None, agent: str | None = None) -> Scope:
@@ -201,7 +208,7 @@ class EpisodicTier:
         hits = await self.search(scope, query, max(k, candidates))
         top = max((hit.score for hit in hits), default=0.0) or 1.0
         recency = RuleBasedScorer().recency
-        recalled = [_recalled(hit.record, hit.score / top, recency(hit.record, context)) for hit in hits
+        recalled = [_recalled(hit.record, hit.score / top, recency(hit.record, context), hit.superseded) for hit in hits
                     if isinstance(hit.record, Episode)]  # fmt: skip
         recalled.sort(key=lambda item: item.score, reverse=True)
         best = recalled[:k]
@@ -231,11 +238,13 @@ class EpisodicTier:
             await self._after_put()
 
 
-def _recalled(episode: Episode, relevance: float, recency: float) -> RecalledEpisode:
+def _recalled(episode: Episode, relevance: float, recency: float, superseded: bool) -> RecalledEpisode:
     relevance = max(0.0, min(1.0, relevance))
     salience = importance_of(episode)
     score = (relevance + recency + salience) / 3
-    return RecalledEpisode(episode=episode, relevance=relevance, recency=recency, salience=salience, score=score)
+    return RecalledEpisode(
+        episode=episode, relevance=relevance, recency=recency, salience=salience, score=score, superseded=superseded
+    )
 
 
 def _with_scope(episode: Episode, user: str | None, session: str | None, agent: str | None) -> Episode:

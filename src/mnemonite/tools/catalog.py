@@ -114,7 +114,7 @@ def _episode_hit(item: RecalledEpisode, reveal: Reveal | None) -> s.EpisodeHit:
     return s.EpisodeHit.model_construct(
         id=episode.id, content=redact(episode.content, episode.sensitivity, reveal),
         timestamp=episode.timestamp.isoformat(), relevance=round(item.relevance, 6), recency=round(item.recency, 6),
-        salience=round(item.salience, 6), score=round(item.score, 6),
+        salience=round(item.salience, 6), score=round(item.score, 6), superseded=item.superseded,
     )  # fmt: skip
 
 

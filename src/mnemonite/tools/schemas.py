@@ -163,6 +163,10 @@ class EpisodeHit(ToolOutput):
     recency: float = Field(description="How recently it happened or was recalled, 0..1.")
     salience: float = Field(description="How important it was marked, 0..1.")
     score: float = Field(description="The three signals combined; results are sorted by it.")
+    superseded: bool = Field(
+        default=False,
+        description="True: what it said no longer holds; the facts read from it were replaced or forgotten since.",
+    )
 
 
 class RecallEpisodesOutput(ToolOutput):
