@@ -20,6 +20,7 @@ from mnemonite import (
     AddDelta,
     ConfigurationError,
     ConflictThresholds,
+    Episode,
     FactConflictError,
     InvalidInputError,
     JudgeVerdict,
@@ -163,6 +164,33 @@ async def test_judge_resolves_pending_rows(mem: Memory, verdict: str) -> None:
     assert await mem.semantic.resolve_pending(ALEX, judge) == [] and judge.seen == 1
     with pytest.raises(InvalidInputError, match="no judge"):
         await mem.semantic.resolve_pending(ALEX)
+
+
+@pytest.mark.parametrize("verdict", ["dedup", "supersede"])
+async def test_a_turn_whose_pending_fact_a_judge_merged_is_not_marked_superseded(mem: Memory, verdict: str) -> None:
+    """A judge's dedup closes the pending fact, but the kept fact holds what the turn said (CONSOLIDATES lineage);
+    a judge's supersede retracts the older turn's fact."""
+    for i, text in (("t1", "We ship the mobile app every Friday"), ("t2", "Our app release process is quite slow")):
+        await mem.episodic.put(Episode(id=i, content=text), user="alex", session="s", agent="a")
+    judge = _Judge(verdict)
+    mem.semantic.judge = judge
+    old = await mem.semantic.remember(ALEX, "My team ships the mobile app every Friday", source_episode_ids=["t1"])
+    pending = await mem.semantic.remember_with_decision(
+        ALEX, "Our app release process is quite slow", source_episode_ids=["t2"]
+    )
+    assert pending.kind == "pending"
+    before = datetime.now(UTC)
+    [decision] = await mem.semantic.resolve_pending(ALEX, judge)
+    assert decision.kind == verdict
+    stale = await mem._store.superseded_among(["t1", "t2"])
+    assert stale == ({"t1"} if verdict == "supersede" else set())
+    assert await mem._store.superseded_among(["t1", "t2"], before) == set()  # as it stood before the verdict
+    if verdict == "dedup":
+        assert any(
+            e.relation == "CONSOLIDATES" and e.old_id == pending.fact_id for e in await mem.semantic.lineage(old.id)
+        )
+        await mem.semantic.forget(old.id)  # the kept fact forgotten too: now neither turn holds
+        assert await mem._store.superseded_among(["t1", "t2"]) == {"t1", "t2"}
 
 
 def answering(answer: dict[str, Any] | str) -> Callable[[dict[str, Any]], str]:

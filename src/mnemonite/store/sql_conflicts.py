@@ -166,8 +166,10 @@ async def resolve_pending(db: Connection, pending: Fact, verdict: JudgeVerdict, 
         await sql_facts.close_facts(db, matched, status="superseded", world_end=pending.valid_from, now=now)
         await db.execute("INSERT INTO lineage (new_id, old_id, relation, at) VALUES (?, ?, 'SUPERSEDES', ?)",
                          (pending.id, matched[0], to_text(now)))  # fmt: skip
-    if verdict.kind == "dedup":
+    if verdict.kind == "dedup":  # the kept fact holds what the pending one said (its turns are not retracted)
         await sql_facts.close_facts(db, [pending.id], status="forgotten", world_end=pending.valid_from, now=now)
+        await db.execute("INSERT INTO lineage (new_id, old_id, relation, at) VALUES (?, ?, 'CONSOLIDATES', ?)",
+                         (matched[0], pending.id, to_text(now)))  # fmt: skip
         fact_id = matched[0]
     else:
         await db.execute("UPDATE facts SET status = 'active' WHERE id = ?", (pending.id,))

@@ -331,13 +331,22 @@ async def superseded_among(db: Connection, ids: Sequence[str], as_of: datetime |
 
 
 def _stale(as_of: datetime | None) -> tuple[str, list[str]]:
-    """The condition on episode ``e``: facts were read from it and none of them holds (as of ``as_of``)."""
-    recorded, current, moment = "1 = 1", "f.superseded_at IS NULL", list[str]()
+    """The condition on episode ``e``: facts were read from it and none of them holds (as of ``as_of``).
+
+    A fact holds while it is current, or when it was forgotten as a duplicate of a fact that is current
+    (a judge's dedup: the kept fact CONSOLIDATES it).
+    """
+    recorded, current, kept, moment = "1 = 1", "f.superseded_at IS NULL", "g.superseded_at IS NULL", list[str]()
     if as_of is not None:
         recorded, current = "f.recorded_at <= ?", "(f.superseded_at IS NULL OR f.superseded_at > ?)"
-        moment = [to_text(as_of)] * 3
+        kept = "k.at <= ? AND (g.superseded_at IS NULL OR g.superseded_at > ?)"
+        moment = [to_text(as_of)] * 5
     facts = "SELECT 1 FROM fact_sources s JOIN facts f ON f.id = s.fact_id WHERE s.episode_id = e.id AND "
-    return f"EXISTS ({facts}{recorded}) AND NOT EXISTS ({facts}{recorded} AND {current})", moment
+    merged = (
+        "f.status = 'forgotten' AND EXISTS (SELECT 1 FROM lineage k JOIN facts g ON g.id = k.new_id"
+        f" WHERE k.old_id = f.id AND k.relation = 'CONSOLIDATES' AND {kept})"
+    )
+    return f"EXISTS ({facts}{recorded}) AND NOT EXISTS ({facts}{recorded} AND ({current} OR {merged}))", moment
 
 
 async def pending_texts(db: Connection, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
