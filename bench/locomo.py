@@ -303,6 +303,10 @@ def _methods() -> dict[str, SearchOptions | None]:
         "- without source boost": default.model_copy(update={"source_boost": 0.0}),
         "- without neighbour spread": default.model_copy(update={"neighbour_weight": 0.0}),
         "- without query feedback": default.model_copy(update={"feedback": 0.0}),
+        "- without the episodes' prior (specificity, asking)": default.model_copy(
+            update={"specificity_weight": 0.0, "asking_penalty": 0.0}
+        ),
+        "- without the asking penalty": default.model_copy(update={"asking_penalty": 0.0}),
         "- RRF k=60 (2:1) instead of linear": default.model_copy(update={"fusion": "rrf"}),
         "- full text only (BM25, porter)": default.model_copy(update={"use_vectors": False}),
         "- SQLite FTS5 queries instead of the in-memory BM25": default.model_copy(update={"lexical": "fts5"}),

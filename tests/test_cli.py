@@ -167,7 +167,7 @@ def test_search_shows_facts_beside_their_turns_when_asked(db: list[str]) -> None
 
 def test_search_puts_a_replaced_turn_below_what_replaced_it_unless_asked(db: list[str]) -> None:
     plant_replaced_turn(db[1], "al", "x")
-    question = ("search", "dinner vegetarian fish", "-u", "al", "--tier", "episodic", *db)
+    question = ("search", "vegetarian dinner", "-u", "al", "--tier", "episodic", *db)
     # stdout alone: the first embedding of a session may note on stderr that the int8 copy is being made
     current, scored = (
         json.loads(runner.invoke(app, [*question, *more, "--json"]).stdout) for more in ((), ("--as-scored",))

@@ -88,3 +88,53 @@ def test_column_grows_without_losing_rows() -> None:
         column.extend(np.full((7, 3), start, dtype=np.float32))
     assert column.view.shape == (105, 3)
     assert column.view[7:14].tolist() == [[7.0] * 3] * 7
+
+
+def specificity_by_hand(texts: list[str]) -> list[float]:
+    """The mean of log(n / df) / log(n) over each text's distinct stems, counted from scratch."""
+    tokens = Tokenizer()
+    stems = [set(tokens.ids(text)) for text in texts]
+    n = len(texts)
+    df: dict[int, int] = {}
+    for terms in stems:
+        for term in terms:
+            df[term] = df.get(term, 0) + 1
+    return [float(np.mean([np.log(n / df[t]) / np.log(n) for t in terms])) if terms else 0.0 for terms in stems]
+
+
+@settings(max_examples=40, deadline=None)
+@given(corpora, st.lists(st.integers(1, 9), min_size=1, max_size=20))
+def test_specificity_is_the_mean_normalised_idf_of_a_texts_words_however_appended(
+    texts: list[str], cuts: list[int]
+) -> None:
+    index = LexicalIndex()
+    rows = list(enumerate(texts, start=1))
+    at = 0
+    for cut in cuts * len(rows):
+        index.add(rows[at : at + cut])
+        at += cut
+        if at >= len(rows):
+            break
+    every = np.arange(len(texts))
+    got = index.specificity(every)
+    assert ((got >= 0) & (got <= 1 + 1e-6)).all()
+    # Refreshed for every text when the index has grown by a quarter; a text added since is scored with the
+    # frequencies at its adding, so it may differ from a count from scratch until the next refresh.
+    index.add([(len(texts) + 1 + i, text) for i, text in enumerate(texts * 2)])  # grows past a refresh
+    assert index.specificity(np.arange(3 * len(texts))) == pytest.approx(specificity_by_hand(texts * 3), abs=1e-5)
+
+
+def test_chatter_is_less_specific_than_a_text_that_names_things_and_questions_ask() -> None:
+    from mnemonite.search.lexical import asking_share
+
+    chatter = ["That is so great to hear!", "How are you doing today?", "Thanks so much, that is so kind of you."]
+    index = LexicalIndex()
+    index.add(list(enumerate([*chatter * 5, "I am reading Dune by Frank Herbert, so good!"], start=1)))
+    chat, named = index.specificity(np.asarray([0, 15]))
+    assert named > chat
+    assert asking_share("[9:02 am on 4 May, 2023] Jo: Are you reading anything?") == 1.0  # the time, the speaker
+    assert asking_share("Jo: I love it. Do you?") == pytest.approx(len("Do you?") / len("I love it. Do you?"), abs=0.05)
+    assert asking_share("What a day! [shares a photo of a beach]") == 0.0
+    assert asking_share("") == 0.0
+    prior = index.prior(np.arange(16), 2.0, 0.1)  # over its mean: the index's average record keeps its level
+    assert prior.mean() == pytest.approx(1.0) and prior[15] > prior[1]  # naming things beats asking how you are

@@ -688,3 +688,38 @@ async def test_both_tiers_share_one_full_text_scale(memory_url: str) -> None:
     assert fact.fulltext_score is not None and fact.fulltext_score < top
     assert fact.score == pytest.approx(fact.fulltext_score / top)
     await mem.close()
+
+
+async def test_a_turn_that_names_things_ranks_above_one_that_only_asks(memory_url: str) -> None:
+    """The episodes' prior: specificity (rare words) and the share of the text that asks. Without it the
+    question, which shares the query's words, comes first; with the defaults the answer does. Over a handful
+    of turns the prior is damped (`lexical.PRIOR_SHRINK`)."""
+    openers = ["That is so great", "Thanks so much", "Wow, that is so cool", "Haha, that is so true", "Good luck",
+               "Oh nice", "That sounds fun", "I am so happy", "Sure thing", "No worries"]  # fmt: skip
+    closers = ["to hear!", "for asking!", "and have a good day!", "you are so kind!", "see you soon!", "my friend!",
+               "as always!", "for real!", "by the way!", "again!"]  # fmt: skip
+    chatter = [f"{a} {b}" for a in openers for b in closers]  # frequencies over a hundred turns mean something
+    turns = [*chatter, "Have you read any good books lately?", "I'm reading Dune by Frank Herbert, a gripping book."]
+    async with await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False)) as mem:
+        episodes = [ep(f"t{i}", text, minutes=i) for i, text in enumerate(turns)]
+        await mem.episodic.put_many(episodes, user="u", session="s", agent="a")
+        await mem.index()
+        asked, told = f"t{len(chatter)}", f"t{len(chatter) + 1}"
+
+        async def top(**options: object) -> dict[str, float]:
+            found = await mem.search(
+                Scope(user="u"), "which books has she read?", k=2, options=SearchOptions(**options)
+            )  # type: ignore[arg-type]
+            return {h.record.id: h.score for h in found}
+
+        off = await top(specificity_weight=0, asking_penalty=0)
+        assert list(off) == [asked, told]
+        default = await top()
+        assert default[told] / default[asked] > 1.1 * off[told] / off[asked]  # the answer gains on the question
+        assert list(await top(specificity_weight=4, asking_penalty=0.3)) == [told, asked]
+        # Each part alone: the specific answer gains by its words, the question loses by asking.
+        by_words = await top(specificity_weight=4, asking_penalty=0)
+        assert by_words[told] / by_words[asked] > off[told] / off[asked]
+        assert list(await top(specificity_weight=0, asking_penalty=0.3)) == [told, asked]
+        # The prior works over the in-memory full-text index; with the store's own full text it is left out.
+        assert await top(lexical="fts5") == await top(lexical="fts5", specificity_weight=0, asking_penalty=0)

@@ -191,7 +191,7 @@ def test_search_returns_facts_beside_their_turns_when_asked(service: Service) ->
 def test_search_puts_a_replaced_turn_below_what_replaced_it_unless_asked(service: Service) -> None:
     plant_replaced_turn(service.memory, "alice", "rag")
     with service.client("alice_rag") as http:
-        body = {"query": "dinner vegetarian fish", "k": 5, "tiers": ["episodic"]}
+        body = {"query": "vegetarian dinner", "k": 5, "tiers": ["episodic"]}
         current = ok(http.post("/v1/search", json=body))
         scored = ok(http.post("/v1/search", json={**body, "current_first": False}))
     assert [(h["record"]["id"], h["superseded"]) for h in scored] == [("old", True), ("new", False)]

@@ -163,6 +163,22 @@ class SearchOptions(Model):
         " turn such a fact was read from) when that scores at least REPLACED_SHARE of the turn; False: where it"
         " scored. Either way the hit says `superseded`",
     )
+    specificity_weight: float = Field(
+        default=2.0,
+        ge=0,
+        description="an episode's score x (1 + w x its specificity), over the same for the user's average episode:"
+        " specificity is the mean inverse document frequency of its words among the user's episodes, over the"
+        " most it can be, so a turn that names things ranks above chatter in common words (read from the in-memory"
+        " full-text index: only with lexical='memory' and use_fulltext; 0: off)",
+    )
+    asking_penalty: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="an episode's score x (1 - p x the share of its text in sentences that end with a question"
+        " mark), over the same for the user's average episode: a turn that only asks tells less than one that"
+        " answers (as specificity_weight: only with lexical='memory' and use_fulltext; 0: off)",
+    )
     rerank_depth: int = Field(default=30, ge=1)
     embed_pending: int = Field(
         default=256,
@@ -460,6 +476,8 @@ class SearchEngine:
             fused = self._fuse(lexical, cosine, opts, missing, scale)
         if kind == "episode":
             fused = await self._boost(fused, found.named, opts)
+            if (opts.specificity_weight or opts.asking_penalty) and opts.lexical == "memory" and opts.use_fulltext:
+                fused = _prior(fused, found.index.lexical, opts.specificity_weight, opts.asking_penalty)
         elif found.named and opts.source_boost:  # a fact speaks for its source turns' speakers (provenance)
             for seq in await self._store.facts_from_sources(_head(fused, opts.candidates), found.named):
                 fused[seq] *= 1 + opts.source_boost
@@ -860,6 +878,20 @@ def _expand(
             vector = (vector / np.linalg.norm(vector)).astype(np.float32)
         expanded[model] = (dimensions, vector)
     return expanded
+
+
+def _prior(fused: dict[int, float], lexical: LexicalIndex, specific: float, asking: float) -> dict[int, float]:
+    """Scores x the records' prior (`LexicalIndex.prior`): turns that name things rise above chatter in common
+    words, and turns that only ask sink below those that tell. A record the index does not hold keeps its score."""
+    indexed = lexical.seqs
+    if not fused or not len(indexed):
+        return fused
+    seqs = np.fromiter(fused, dtype=np.int64, count=len(fused))
+    at = np.minimum(np.searchsorted(indexed, seqs), len(indexed) - 1)
+    held = indexed[at] == seqs
+    factor = np.ones(len(seqs))
+    factor[held] = lexical.prior(at[held], specific, asking)
+    return {seq: score * f for seq, score, f in zip(fused, fused.values(), factor.tolist(), strict=True)}
 
 
 def _keep_best(best: dict[int, float], found: dict[int, float]) -> None:

@@ -145,8 +145,13 @@ class Column:
         return self._data[: self._size]
 
 
+REFRESH_GROWTH = 1.25  # every document's specificity is recomputed when the index grew by this much since
+# Word frequencies counted over a few documents say little: the specificity weight is scaled by n / (n + this).
+PRIOR_SHRINK = 100
+
+
 class LexicalIndex:
-    """BM25 over (seq, text) rows appended in increasing ``seq`` order."""
+    """BM25 over (seq, text) rows appended in increasing ``seq`` order, and each document's specificity."""
 
     def __init__(self) -> None:
         self.tokenizer = Tokenizer()
@@ -154,6 +159,11 @@ class LexicalIndex:
         self._lengths = Column(np.float32)
         self._total = 0.0
         self._segments: list[_Segment] = []
+        self._df = Column(np.int32)  # documents per term id
+        self._specificity = Column(np.float32)  # per document, see `specificity`
+        self._asking = Column(np.float32)  # per document, see `asking`
+        self._refreshed = 0  # documents when every specificity was last recomputed
+        self._mean_prior: tuple[tuple[int, int, float, float], float] = ((-1, -1, 0.0, 0.0), 1.0)
 
     def __len__(self) -> int:
         return len(self._seqs)
@@ -164,9 +174,42 @@ class LexicalIndex:
 
     @property
     def nbytes(self) -> int:
-        """About the memory the index holds: postings, per-document columns, the vocabulary."""
+        """About the memory the index holds: postings, per-document and per-term columns, the vocabulary."""
         postings = sum(segment.nbytes for segment in self._segments)
-        return postings + self._seqs.nbytes + self._lengths.nbytes + self.tokenizer.nbytes
+        columns = self._seqs.nbytes + self._lengths.nbytes + self._specificity.nbytes + self._df.nbytes
+        columns += self._asking.nbytes
+        return postings + columns + self.tokenizer.nbytes
+
+    def specificity(self, at: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
+        """Of the documents at positions ``at``: the mean inverse document frequency of their distinct words,
+        over the most it can be (log of the number of documents), so in [0, 1] whatever the index's size.
+
+        A text of words every other text uses ("That's great! How are you?") scores low; one that names
+        things ("I'm reading Dune by Frank Herbert") high. Recomputed for every document each time the
+        index has grown by a quarter; a document added since is scored with the frequencies at its adding.
+        """
+        return self._specificity.view[at]
+
+    def asking(self, at: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
+        """Of the documents at positions ``at``: the share of their text in sentences that ask (`asking_share`)."""
+        return self._asking.view[at]
+
+    def prior(self, at: npt.NDArray[np.intp], specific: float, asking: float) -> npt.NDArray[np.float64]:
+        """``(1 + specific' x specificity) x (1 - asking x asking share)`` of the documents at ``at``, over its
+        mean across the index (so a tier's scores keep their level beside another tier's). ``specific'`` is
+        ``specific x n / (n + PRIOR_SHRINK)`` for an index of n documents: frequencies of a few say little."""
+        specific *= len(self._seqs) / (len(self._seqs) + PRIOR_SHRINK)
+        key = (len(self._seqs), self._refreshed, specific, asking)
+        if self._mean_prior[0] != key:
+            every = self._weigh(self._specificity.view, self._asking.view, specific, asking)
+            self._mean_prior = (key, float(every.mean()) if len(every) else 1.0)
+        return self._weigh(self.specificity(at), self.asking(at), specific, asking) / (self._mean_prior[1] or 1.0)
+
+    @staticmethod
+    def _weigh(
+        specificity: npt.NDArray[np.float32], asked: npt.NDArray[np.float32], specific: float, asking: float
+    ) -> npt.NDArray[np.float64]:
+        return (1 + specific * specificity.astype(np.float64)) * (1 - asking * asked.astype(np.float64))
 
     def add(self, rows: Sequence[tuple[int, str]]) -> None:
         if not rows:
@@ -175,20 +218,54 @@ class LexicalIndex:
         terms: list[int] = []
         docs: list[int] = []
         lengths = np.empty(len(rows), dtype=np.float32)
+        asking = np.empty(len(rows), dtype=np.float32)
         for offset, (_, text) in enumerate(rows):
+            asking[offset] = asking_share(text)
             ids = self.tokenizer.ids(text)
             terms += ids
             docs += [base + offset] * len(ids)
             lengths[offset] = len(ids)
         self._seqs.extend([seq for seq, _ in rows])
         self._lengths.extend(lengths)
+        self._asking.extend(asking)
         self._total += float(lengths.sum())
-        if terms:
-            self._segments.append(_Segment.of_tokens(np.asarray(terms, np.int64), np.asarray(docs, np.int64)))
+        new = _Segment.of_tokens(np.asarray(terms, np.int64), np.asarray(docs, np.int64)) if terms else None
+        if new is not None:
+            self._segments.append(new)
+        self._count(new, base, len(rows))
         # Merge like a binary counter: segment sizes shrink geometrically, so there are O(log n) of them
         # and each posting is re-sorted O(log n) times over the index's life.
         while len(self._segments) > 1 and len(self._segments[-2]) <= 2 * len(self._segments[-1]):
             self._segments[-2:] = [_Segment.merged(self._segments[-2:])]
+
+    def _count(self, new: _Segment | None, base: int, added: int) -> None:
+        """Document frequencies after adding ``added`` documents (postings ``new``), and their specificity."""
+        if self.tokenizer.vocabulary > len(self._df):
+            self._df.extend(np.zeros(self.tokenizer.vocabulary - len(self._df), dtype=np.int32))
+        df = self._df.view
+        if new is not None:
+            df[new.terms] += np.diff(new.offsets).astype(np.int32)
+        n = len(self._seqs)
+        if n >= REFRESH_GROWTH * self._refreshed:  # every document again, with today's frequencies
+            self._specificity = Column(np.float32)
+            self._specificity.extend(self._specific(self._segments, 0, n))
+            self._refreshed = n
+        else:
+            self._specificity.extend(self._specific([new] if new is not None else [], base, added))
+
+    def _specific(self, segments: Sequence[_Segment], base: int, count: int) -> npt.NDArray[np.float32]:
+        """The specificity of documents ``base`` to ``base + count`` from their postings in ``segments``."""
+        n = len(self._seqs)
+        if n < 2 or not segments:
+            return np.zeros(count, dtype=np.float32)
+        idf = np.log(n / np.maximum(self._df.view, 1)) / np.log(n)
+        terms = np.concatenate([np.repeat(s.terms, np.diff(s.offsets)) for s in segments])
+        docs = np.concatenate([s.docs for s in segments]).astype(np.int64) - base
+        inside = (docs >= 0) & (docs < count)
+        terms, docs = terms[inside], docs[inside]
+        total = np.bincount(docs, weights=idf[terms], minlength=count)
+        words = np.bincount(docs, minlength=count)
+        return (total / np.maximum(words, 1)).astype(np.float32)
 
     def search(self, words: Sequence[str], limit: int, allowed: Seqs | None = None) -> list[tuple[int, float]]:
         """(seq, BM25) best first for documents holding any of ``words``; ``allowed`` (sorted seqs) restricts."""
@@ -231,6 +308,24 @@ class LexicalIndex:
         hits = np.unique(hits)
         hits = hits[np.lexsort((hits, -scores[hits]))[:limit]]  # ties: older first
         return list(zip(seqs[hits].tolist(), scores[hits].astype(float).tolist(), strict=True))
+
+
+_ASIDE = re.compile(r"\[[^\]]*\]")  # [a time], [shares a picture]
+_LABEL = re.compile(r"^\s*[^\W\d][\w .'-]{0,40}:\s")  # a leading "Speaker: "
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+_CLOSING = "\"'\u201d\u2019)]}*_ \t\n"
+
+
+def asking_share(text: str) -> float:
+    """The share of ``text`` (in characters) in sentences that end with a question mark; bracketed asides
+    and a leading speaker's label are not counted."""
+    total = asked = 0
+    for sentence in _SENTENCE.findall(_LABEL.sub("", _ASIDE.sub(" ", text))):
+        size = len(sentence.strip())
+        total += size
+        if sentence.rstrip(_CLOSING).endswith("?"):
+            asked += size
+    return asked / total if total else 0.0
 
 
 def positions(seqs: Seqs, wanted: Seqs) -> npt.NDArray[np.intp]:
