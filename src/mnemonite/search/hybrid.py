@@ -166,8 +166,8 @@ class SearchOptions(Model):
     specificity_weight: float = Field(
         default=2.0,
         ge=0,
-        description="an episode's score x (1 + w x its specificity), over the same for the user's average episode:"
-        " specificity is the mean inverse document frequency of its words among the user's episodes, over the"
+        description="a record's score x (1 + w x its specificity), over the same for the user's average record of"
+        " its tier: specificity is the mean inverse document frequency of its words among those records, over the"
         " most it can be, so a turn that names things ranks above chatter in common words (read from the in-memory"
         " full-text index: only with lexical='memory' and use_fulltext; 0: off)",
     )
@@ -175,9 +175,9 @@ class SearchOptions(Model):
         default=0.1,
         ge=0,
         le=1,
-        description="an episode's score x (1 - p x the share of its text in sentences that end with a question"
-        " mark), over the same for the user's average episode: a turn that only asks tells less than one that"
-        " answers (as specificity_weight: only with lexical='memory' and use_fulltext; 0: off)",
+        description="a record's score x (1 - p x the share of its text in sentences that end with a question"
+        " mark), over the same for the user's average record of its tier: a turn that only asks tells less than"
+        " one that answers (as specificity_weight: only with lexical='memory' and use_fulltext; 0: off)",
     )
     rerank_depth: int = Field(default=30, ge=1)
     embed_pending: int = Field(
@@ -476,11 +476,11 @@ class SearchEngine:
             fused = self._fuse(lexical, cosine, opts, missing, scale)
         if kind == "episode":
             fused = await self._boost(fused, found.named, opts)
-            if (opts.specificity_weight or opts.asking_penalty) and opts.lexical == "memory" and opts.use_fulltext:
-                fused = _prior(fused, found.index.lexical, opts.specificity_weight, opts.asking_penalty)
         elif found.named and opts.source_boost:  # a fact speaks for its source turns' speakers (provenance)
             for seq in await self._store.facts_from_sources(_head(fused, opts.candidates), found.named):
                 fused[seq] *= 1 + opts.source_boost
+        if (opts.specificity_weight or opts.asking_penalty) and opts.lexical == "memory" and opts.use_fulltext:
+            fused = _prior(fused, found.index.lexical, opts.specificity_weight, opts.asking_penalty)
 
         def explain(seq: int, score: float) -> dict[str, float | int | None]:
             """Why a record scored what it did; computed only for the records that make the head."""
