@@ -25,9 +25,8 @@ def fts5_scores(texts: list[str], words: list[str]) -> dict[int, float]:
     return {int(seq): float(score) for seq, score in rows}
 
 
-@settings(max_examples=60, deadline=None)
-@given(corpora, st.lists(st.integers(1, 9), min_size=1, max_size=20), st.lists(st.sampled_from(WORDS), min_size=1))
-def test_scores_equal_fts5_bm25_however_appended(texts: list[str], cuts: list[int], query: list[str]) -> None:
+def grown(texts: list[str], cuts: list[int]) -> LexicalIndex:
+    """An index of ``texts`` (seqs 1...) added in runs of the ``cuts`` sizes, cycling."""
     index = LexicalIndex()
     rows = list(enumerate(texts, start=1))
     at = 0
@@ -36,6 +35,13 @@ def test_scores_equal_fts5_bm25_however_appended(texts: list[str], cuts: list[in
         at += cut
         if at >= len(rows):
             break
+    return index
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpora, st.lists(st.integers(1, 9), min_size=1, max_size=20), st.lists(st.sampled_from(WORDS), min_size=1))
+def test_scores_equal_fts5_bm25_however_appended(texts: list[str], cuts: list[int], query: list[str]) -> None:
+    index = grown(texts, cuts)
     assert len(index) == len(texts)
     # One word per stem: FTS5 scores each OR-ed phrase, so a repeated stem would count twice there.
     words = list({index.tokenizer.ids(w)[0]: w.lower() for w in query}.values())
@@ -107,14 +113,7 @@ def specificity_by_hand(texts: list[str]) -> list[float]:
 def test_specificity_is_the_mean_normalised_idf_of_a_texts_words_however_appended(
     texts: list[str], cuts: list[int]
 ) -> None:
-    index = LexicalIndex()
-    rows = list(enumerate(texts, start=1))
-    at = 0
-    for cut in cuts * len(rows):
-        index.add(rows[at : at + cut])
-        at += cut
-        if at >= len(rows):
-            break
+    index = grown(texts, cuts)
     every = np.arange(len(texts))
     got = index.specificity(every)
     assert ((got >= 0) & (got <= 1 + 1e-6)).all()
