@@ -163,7 +163,7 @@ class LexicalIndex:
         self._specificity = Column(np.float32)  # per document, see `specificity`
         self._asking = Column(np.float32)  # per document, see `asking`
         self._refreshed = 0  # documents when every specificity was last recomputed
-        self._mean_prior: tuple[tuple[int, int, float, float], float] = ((-1, -1, 0.0, 0.0), 1.0)
+        self._sums = np.zeros(3)  # over every document: specificity, asking share, and their product
 
     def __len__(self) -> int:
         return len(self._seqs)
@@ -198,18 +198,12 @@ class LexicalIndex:
         """``(1 + specific' x specificity) x (1 - asking x asking share)`` of the documents at ``at``, over its
         mean across the index (so a tier's scores keep their level beside another tier's). ``specific'`` is
         ``specific x n / (n + PRIOR_SHRINK)`` for an index of n documents: frequencies of a few say little."""
-        specific *= len(self._seqs) / (len(self._seqs) + PRIOR_SHRINK)
-        key = (len(self._seqs), self._refreshed, specific, asking)
-        if self._mean_prior[0] != key:
-            every = self._weigh(self._specificity.view, self._asking.view, specific, asking)
-            self._mean_prior = (key, float(every.mean()) if len(every) else 1.0)
-        return self._weigh(self.specificity(at), self.asking(at), specific, asking) / (self._mean_prior[1] or 1.0)
-
-    @staticmethod
-    def _weigh(
-        specificity: npt.NDArray[np.float32], asked: npt.NDArray[np.float32], specific: float, asking: float
-    ) -> npt.NDArray[np.float64]:
-        return (1 + specific * specificity.astype(np.float64)) * (1 - asking * asked.astype(np.float64))
+        n = len(self._seqs)
+        specific *= n / (n + PRIOR_SHRINK)
+        spec, asked = self.specificity(at).astype(np.float64), self.asking(at).astype(np.float64)
+        mean_spec, mean_asked, mean_both = self._sums / max(n, 1)  # the mean of the product, expanded
+        mean = 1 + specific * mean_spec - asking * mean_asked - specific * asking * mean_both
+        return (1 + specific * spec) * (1 - asking * asked) / (mean if mean > 0 else 1.0)
 
     def add(self, rows: Sequence[tuple[int, str]]) -> None:
         if not rows:
@@ -248,23 +242,31 @@ class LexicalIndex:
         n = len(self._seqs)
         if n >= REFRESH_GROWTH * self._refreshed:  # every document again, with today's frequencies
             self._specificity = Column(np.float32)
-            self._specificity.extend(self._specific(self._segments, 0, n))
+            self._sums[:] = 0
+            base, added, segments = 0, n, self._segments
             self._refreshed = n
         else:
-            self._specificity.extend(self._specific([new] if new is not None else [], base, added))
+            segments = [new] if new is not None else []
+        specificity = self._specific(segments, base, added)
+        self._specificity.extend(specificity)
+        asked = self._asking.view[base : base + added].astype(np.float64)
+        self._sums += (specificity.sum(dtype=np.float64), asked.sum(), float(specificity @ asked))
 
     def _specific(self, segments: Sequence[_Segment], base: int, count: int) -> npt.NDArray[np.float32]:
-        """The specificity of documents ``base`` to ``base + count`` from their postings in ``segments``."""
+        """The specificity of documents ``base`` to ``base + count`` from their postings in ``segments``
+        (one segment at a time: the largest holds about half the postings, so that bounds the temporaries)."""
         n = len(self._seqs)
         if n < 2 or not segments:
             return np.zeros(count, dtype=np.float32)
-        idf = np.log(n / np.maximum(self._df.view, 1)) / np.log(n)
-        terms = np.concatenate([np.repeat(s.terms, np.diff(s.offsets)) for s in segments])
-        docs = np.concatenate([s.docs for s in segments]).astype(np.int64) - base
-        inside = (docs >= 0) & (docs < count)
-        terms, docs = terms[inside], docs[inside]
-        total = np.bincount(docs, weights=idf[terms], minlength=count)
-        words = np.bincount(docs, minlength=count)
+        idf = (np.log(n / np.maximum(self._df.view, 1)) / np.log(n)).astype(np.float32)
+        total = np.zeros(count)
+        words = np.zeros(count)
+        for segment in segments:
+            docs = segment.docs.astype(np.int64) - base
+            inside = (docs >= 0) & (docs < count)
+            weights = np.repeat(idf[segment.terms], np.diff(segment.offsets))
+            total += np.bincount(docs[inside], weights=weights[inside], minlength=count)
+            words += np.bincount(docs[inside], minlength=count)
         return (total / np.maximum(words, 1)).astype(np.float32)
 
     def search(self, words: Sequence[str], limit: int, allowed: Seqs | None = None) -> list[tuple[int, float]]:
