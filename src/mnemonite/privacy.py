@@ -9,12 +9,12 @@ deployment cannot lose it by accident.
 
 from __future__ import annotations
 
-from typing import Annotated, Final, TypeVar
+from typing import Final, TypeVar
 
-from pydantic import BaseModel, BeforeValidator
+from pydantic import BaseModel
 
-from mnemonite.errors import InvalidInputError, SensitivityError
-from mnemonite.models.sensitivity import SENSITIVITIES, Sensitivity, check_sensitivity
+from mnemonite.errors import InvalidInputError
+from mnemonite.models.sensitivity import SENSITIVITIES, Sensitivity, SensitivityField
 
 __all__ = [
     "MARKER",
@@ -63,16 +63,6 @@ def check_reveal(reveal: object) -> Reveal | None:
 def is_revealed(reveal: object) -> bool:
     """Whether this call may see secret text."""
     return check_reveal(reveal) is not None
-
-
-def _level(value: object) -> Sensitivity:
-    if value is None:
-        raise SensitivityError(f"sensitivity must be one of {', '.join(SENSITIVITIES)}, got None")
-    return check_sensitivity(value, "internal")
-
-
-SensitivityField = Annotated[Sensitivity, BeforeValidator(_level)]
-"""A model field holding a sensitivity: an unknown value raises `SensitivityError` itself."""
 
 
 def redact(text: str, sensitivity: str, reveal: Reveal | None = None) -> str:

@@ -10,7 +10,7 @@ from pydantic import AwareDatetime, Field, field_validator
 from mnemonite._time import utcnow
 from mnemonite.errors import MemoryScopeError
 from mnemonite.models.base import Model, new_id
-from mnemonite.privacy import SensitivityField
+from mnemonite.models.sensitivity import SensitivityField
 from mnemonite.scope import check_id
 
 INTENTS: tuple[str, ...] = ("add", "update", "delete", "noop")

@@ -8,7 +8,7 @@ from pydantic import AwareDatetime, Field
 
 from mnemonite.models.base import Model
 from mnemonite.models.deltas import MemoryDelta
-from mnemonite.privacy import SensitivityField
+from mnemonite.models.sensitivity import SensitivityField
 
 FactStatus = Literal["active", "pending", "superseded", "forgotten"]
 MemoryType = Literal["fact", "preference", "decision", "experience", "failure", "observation", "consolidation"]
