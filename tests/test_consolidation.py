@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ep
-from mnemonite import ConsolidationRule, FactConflictError, Memory, MemoryConfig, NotFoundError, Scope
+from mnemonite import ConsolidationRule, FactConflictError, Memory, MemoryConfig, NotFoundError, Scope, StoreError
 
 NIGHTLY = ConsolidationRule(id="nightly", when_filter="metadata.intent != 'noop'")
 
@@ -143,6 +143,27 @@ async def test_streaming_rule_fires_after_each_put(tmp_path: Path) -> None:
         assert [f.text for f in await mem.semantic.facts("u")] == ["Paris"]
         await mem.episodic.put(ep("e2", "Rome"), user="u", session="s", agent="a")
         assert (await mem.health()).fact_count == 2
+    finally:
+        await mem.close()
+
+
+async def test_a_failing_rule_does_not_make_a_stored_put_look_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    mem = await Memory.open(config=MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", consolidate_on_put=True))
+    try:
+        await mem.add_rule(ConsolidationRule(id="stream", cadence={"every": 1}))
+
+        async def broken(rule: object) -> None:
+            raise StoreError("the rule's query failed")
+
+        monkeypatch.setattr(mem, "consolidate", broken)
+        stored = await mem.episodic.put(ep("e1", "Paris"), user="u", session="s", agent="a")
+        assert [e.id for e in await mem.episodic.recent("u")] == [stored.id]
+        assert "a due rule failed" in caplog.text and "the rule's query failed" in caplog.text
+        monkeypatch.undo()
+        await mem.episodic.put(ep("e2", "Rome"), user="u", session="s", agent="a")  # it runs again, over both
+        assert sorted(f.text for f in await mem.semantic.facts("u")) == ["Paris", "Rome"]
     finally:
         await mem.close()
 

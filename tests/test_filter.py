@@ -54,6 +54,18 @@ def test_error_names_the_offending_part(text: str, named: str) -> None:
         parse_filter(text)
 
 
+@pytest.mark.parametrize(
+    "text", ["metadata.n = 99999999999999999999999", "metadata.n = -9223372036854775809", "metadata.n < 1e999"]
+)
+def test_numbers_no_database_holds_are_refused(text: str) -> None:
+    with pytest.raises(ConsolidationRuleError, match=r"64-bit|too large"):
+        ConsolidationRule(id="r", cadence={"every": 1}, when_filter=text)
+
+
+def test_the_64_bit_extremes_are_numbers() -> None:
+    assert parse_filter("metadata.n BETWEEN -9223372036854775808 AND 9223372036854775807") is not None
+
+
 def test_empty_filter_matches_all() -> None:
     assert parse_filter("") is None
     assert parse_filter("   ") is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +42,8 @@ from mnemonite.tiers.working import WorkingTier
 from mnemonite.tools.dispatch import Tools
 
 __all__ = ["Memory"]
+
+log = logging.getLogger("mnemonite.consolidation")
 
 Progress = Callable[[IndexProgress], object]
 
@@ -299,9 +302,15 @@ class Memory:
         raise NotFoundError(f"no consolidation rule with id {rule_id!r}; register it with add_rule")
 
     async def _after_put(self) -> None:
-        if self.config.consolidate_on_put:
-            await self.run_due()
-        await self._after_write()
+        """Due rules after a put (``consolidate_on_put``). The put is committed by then, so a failing rule is
+        logged and does not make it look failed; the rule runs again at the next put or `run_due`."""
+        try:
+            if self.config.consolidate_on_put:
+                await self.run_due()
+        except Exception:
+            log.exception("consolidate_on_put: a due rule failed; the episodes are stored, the rule will run again")
+        finally:
+            await self._after_write()
 
     async def _after_write(self) -> None:
         if self._indexer is not None and self.config.index_in_background:

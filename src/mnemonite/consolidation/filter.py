@@ -10,6 +10,7 @@ parameterised SQL for their dialect; no text from the rule reaches the database.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import TypeAlias
@@ -37,6 +38,7 @@ __all__ = [
 
 EPISODE_COLUMNS: tuple[str, ...] = ("id", "content", "timestamp", "source_node", "user", "session", "agent")
 MAX_FILTER_CHARS = 4000
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # what SQLite INTEGER and PostgreSQL bigint hold
 _KEY = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 
 
@@ -207,10 +209,9 @@ def _literal(node: exp.Expr) -> Value:
     if isinstance(node, exp.Literal):
         if node.is_string:
             return Value(node.this)
-        return Value(_number(node))
+        return Value(_bounded(node, _number(node)))
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
-        number = _number(node.this)
-        return Value(-number)
+        return Value(_bounded(node, -_number(node.this)))
     if isinstance(node, exp.Boolean):
         return Value(bool(node.this))
     if isinstance(node, exp.Null):
@@ -227,6 +228,15 @@ def _number(node: exp.Literal) -> int | float:
             return float(text)
         except ValueError:
             raise _refuse(node, "a malformed number") from None
+
+
+def _bounded(node: exp.Expr, number: int | float) -> int | float:
+    """A number both databases store: an integer of 64 bits, a finite float."""
+    if isinstance(number, int) and not INT64_MIN <= number <= INT64_MAX:
+        raise _refuse(node, "an integer outside the 64-bit range")
+    if isinstance(number, float) and not math.isfinite(number):
+        raise _refuse(node, "a number too large to store")
+    return number
 
 
 def _describe(node: exp.Expr) -> str:
