@@ -17,9 +17,11 @@ from mnemonite import (
     InvalidInputError,
     MnemoniteError,
     NoopDelta,
+    Scope,
     UpdateDelta,
     parse_delta,
 )
+from mnemonite.models.search import SearchFilter
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 PROVENANCE: dict[str, Any] = {"source_episode_ids": ["e1"], "promotion_ts": NOW, "rule_id": "r", "confidence": 0.9}
@@ -131,3 +133,8 @@ def test_errors_are_mnemonite_errors_not_value_errors() -> None:
     for error in (DeltaValidationError, ConsolidationRuleError, InvalidInputError):
         assert issubclass(error, MnemoniteError)
         assert not issubclass(error, ValueError)
+
+
+def test_a_tier_named_twice_is_searched_once() -> None:
+    flt = SearchFilter(scope=Scope(user="u"), tiers=("semantic", "episodic", "semantic"))
+    assert flt.tiers == ("semantic", "episodic")

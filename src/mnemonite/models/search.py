@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from pydantic import AwareDatetime, Field, SkipValidation
+from pydantic import AwareDatetime, Field, SkipValidation, field_validator
 
 from mnemonite.models.base import Model
 from mnemonite.models.episode import Episode
@@ -42,6 +42,12 @@ class SearchFilter(Model):
     until: AwareDatetime | None = None
     as_of: AwareDatetime | None = None
     lifecycle: tuple[LifecycleTier, ...] | None = None
+
+    @field_validator("tiers")
+    @classmethod
+    def _once_each(cls, tiers: tuple[Tier, ...]) -> tuple[Tier, ...]:
+        """A tier named twice is searched once (else each of its hits would come back twice)."""
+        return tuple(dict.fromkeys(tiers))
 
 
 class SearchHit(Model):
