@@ -116,6 +116,26 @@ def test_demo_runs_on_a_real_file(tmp_path: Path) -> None:
     assert "superseded" in result.stderr
 
 
+def test_demo_fresh_never_deletes_a_memory_it_did_not_make(tmp_path: Path) -> None:
+    real = tmp_path / "real.db"
+    invoke("--db", str(real), "record", "Lunch with Bob", "-u", "alice", "-s", "s", "-a", "x")
+    refused = runner.invoke(app, ["demo", "--db", str(real), "--fresh"])
+    assert refused.exit_code == 2 and "other users' records (alice)" in refused.stderr
+    assert "Lunch with Bob" in invoke("--db", str(real), "recent", "-u", "alice")
+    other = tmp_path / "notes.db"
+    other.write_text("not a database")
+    refused = runner.invoke(app, ["demo", "--db", str(other), "--fresh"])
+    assert refused.exit_code == 2 and "not a mnemonite memory" in refused.stderr
+    assert other.read_text() == "not a database"
+
+
+def test_demo_takes_the_memory_given_before_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["--db", "given.db", "demo", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout) == {"db": "sqlite:///given.db"}
+    assert (tmp_path / "given.db").exists() and not (tmp_path / "mnemonite-demo.db").exists()
+
+
 def test_search_index_and_migrate_embedder(db: list[str]) -> None:
     invoke("record", "I adore hiking in the Dolomites", "-u", "al", "-s", "s", "-a", "x", "--id", "hike", *db)
     invoke("record", "Tax forms are due on Friday", "-u", "al", "-s", "s", "-a", "x", "--id", "tax", *db)

@@ -172,11 +172,20 @@ def copy(
 @app.command()
 def demo(
     db: Annotated[
-        str,
-        typer.Option("--db", help="SQLite path or URL to create, or a postgresql:// URL of a scratch database."),
-    ] = "mnemonite-demo.db",
+        str | None,
+        typer.Option(
+            "--db",
+            help="SQLite path or URL to create, or a postgresql:// URL of a scratch database (also given before the"
+            " command: mnemonite --db X demo). Default: mnemonite-demo.db.",
+            show_default=False,
+        ),
+    ] = None,
     fresh: Annotated[
-        bool, typer.Option(help="Start from nothing: delete the file, or every mnemonite table of the database.")
+        bool,
+        typer.Option(
+            help="Start from nothing: delete the file, or every mnemonite table of the database; refused where it"
+            " holds any user's records but the demo's."
+        ),
     ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Tell the story on stderr; print the memory's URL as a JSON object.")
@@ -185,13 +194,25 @@ def demo(
     """Record a three-session conversation, consolidate it, and travel in time."""
     import asyncio
 
-    from mnemonite.demo import run_demo
+    from mnemonite.demo import DEMO_DB, NOT_A_MEMORY, other_users, run_demo
     from mnemonite.store import erase_memory, memory_file, memory_url
 
+    db = db or globals_().db or DEMO_DB
     path = memory_file(db)
     if path is not None and path.exists() and not fresh:
         raise typer.BadParameter(f"{path} exists; pass --fresh to replace it or choose another --db", param_hint="--db")
     if fresh:
+        others = asyncio.run(other_users(db))
+        if others:
+            what = (
+                "is not a mnemonite memory"
+                if others == [NOT_A_MEMORY]
+                else f"holds other users' records ({', '.join(others)})"
+            )
+            raise typer.BadParameter(
+                f"{memory_url(db)} {what}: --fresh deletes a demo's memory only; choose another --db",
+                param_hint="--db",
+            )
         asyncio.run(erase_memory(db))
     run_demo(memory_url(db), err if as_json else console)
     emit_one({"db": memory_url(db)}, as_json=as_json)
