@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ep
-from mnemonite import ConfigurationError, ConsolidationRule, MemoryConfig, Scope, SyncMemory
+from mnemonite import ConfigurationError, ConsolidationRule, Memory, MemoryConfig, Scope, StoreError, SyncMemory
 
 
 def test_sync_memory_end_to_end(tmp_path: Path) -> None:
@@ -64,3 +64,19 @@ def test_track_access_can_be_switched_off(tmp_path: Path) -> None:
         mem.episodic.put(ep("e1"), user="u", session="s", agent="g")
         mem.episodic.recent("u")
         assert mem.episodic.get("e1").access_count == 0
+
+
+def test_a_closed_memory_closes_again_quietly_and_refuses_the_rest(tmp_path: Path) -> None:
+    with SyncMemory.open(f"sqlite:///{tmp_path / 'm.db'}") as mem:
+        mem.episodic.put(ep("e1"), user="u", session="s", agent="a")
+        mem.close()
+    mem.close()
+    with pytest.raises(StoreError, match="closed"):
+        mem.episodic.recent("u")
+
+
+async def test_an_async_memory_closed_twice_is_closed_once(tmp_path: Path) -> None:
+    async with await Memory.open(f"sqlite:///{tmp_path / 'm.db'}") as mem:
+        await mem.close()
+    with pytest.raises(StoreError, match="closed"):
+        await mem.episodic.recent("u")

@@ -69,6 +69,7 @@ class Memory:
         readers: Sequence[Embedder] = (),
     ) -> None:
         self.config = config
+        self._closed = False
         self._store = store
         self._indexer = Indexer(store, readers[0]) if readers else None
         self._engine = SearchEngine(store, readers, config.search, cache_bytes=config.search_cache_bytes)
@@ -149,8 +150,12 @@ class Memory:
         """Embed the records still waiting for a vector, then close the database connection.
 
         ``finish_indexing`` defaults to ``config.index_on_close``; ``progress`` is called after each
-        batch. Interrupting it loses nothing: the next process resumes where it stopped.
+        batch. Interrupting it loses nothing: the next process resumes where it stopped. Closing a closed
+        memory does nothing; any other call on it raises `StoreError`.
         """
+        if self._closed:
+            return
+        self._closed = True
         try:
             await self.tools.flush()
             if self._indexer is not None:

@@ -18,6 +18,7 @@ from mnemonite.config import MemoryConfig
 from mnemonite.consolidator.runner import Consolidator
 from mnemonite.embedding.base import Embedder
 from mnemonite.embedding.indexer import IndexProgress
+from mnemonite.errors import StoreError
 from mnemonite.graph import GraphMemory
 from mnemonite.judge import ConflictJudge
 from mnemonite.keys import ApiKeys
@@ -75,8 +76,15 @@ class _Loop:
         self.thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self.loop.is_closed():
+            coro.close()  # never started: no "was never awaited" warning
+            raise StoreError("the memory is closed: open it again with SyncMemory.open")
         future: Future[T] = asyncio.run_coroutine_threadsafe(coro, self.loop)
         return future.result()
+
+    @property
+    def closed(self) -> bool:
+        return self.loop.is_closed()
 
     def stop(self) -> None:
         self.run(self.loop.shutdown_default_executor())  # let embedding threads finish first
@@ -543,6 +551,9 @@ class SyncMemory:
             raise
 
     def close(self, *, finish_indexing: bool | None = None, progress: Progress | None = None) -> None:
+        """As `Memory.close`; closing a closed memory does nothing, any other call on it raises `StoreError`."""
+        if self._loop.closed:
+            return
         try:
             self._run(self._memory.close(finish_indexing=finish_indexing, progress=progress))
         finally:

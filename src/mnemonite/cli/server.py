@@ -54,7 +54,7 @@ def serve(
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Serve the HTTP API (its OpenAPI document at /openapi.json) and MCP over streamable HTTP (at /mcp) until interrupted."""
+    """Serve the HTTP API (OpenAPI document at /openapi.json) and MCP over streamable HTTP (at /mcp) until stopped."""
     from mnemonite.config import MemoryConfig
 
     with _extras("serve"):

@@ -329,7 +329,7 @@ class PostgresMemoryStore(
     async def _read(self) -> AsyncIterator[AsyncConnection[Any]]:
         psycopg, psycopg_pool = _drivers()
         if self._pool is None:
-            raise StoreError("the store is closed (call bootstrap() first)")
+            raise StoreError("the memory is closed (or was never opened): open it with Memory.open")
         try:
             async with self._pool.connection() as db:
                 yield db

@@ -195,7 +195,7 @@ class SQLiteMemoryStore(
     async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
         async with self._lock:
             if self._db is None:
-                raise StoreError("the store is not open: call bootstrap() (Memory.open does) first")
+                raise StoreError("the memory is closed (or was never opened): open it with Memory.open")
             with self._translated():
                 yield self._db
 
