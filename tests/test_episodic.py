@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from conftest import at, ep
@@ -100,8 +102,24 @@ async def test_scope_must_be_complete_and_consistent(mem: Memory) -> None:
 
 
 async def test_limit_must_be_positive(mem: Memory) -> None:
-    with pytest.raises(MemoryScopeError, match="limit"):
+    with pytest.raises(InvalidInputError, match="limit=0 must be at least 1"):
         await mem.episodic.recent("u", limit=0)
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda mem: mem.semantic.deltas(limit=-1),
+        lambda mem: mem.semantic.conflicts(Scope(user="u"), limit=-1),
+        lambda mem: mem.graph.search_entities(Scope(user="u"), "Alice", limit=0),
+        lambda mem: mem.graph.edges_from("e", limit=-1),
+        lambda mem: mem.graph.edges_to("e", limit=0),
+        lambda mem: mem.tools.calls("u", limit=-1),
+    ],
+)
+async def test_a_limit_below_one_never_means_all(mem: Memory, read: Any) -> None:
+    with pytest.raises(InvalidInputError, match="must be at least 1"):
+        await read(mem)
 
 
 async def test_get_unknown_episode(mem: Memory) -> None:

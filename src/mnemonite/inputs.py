@@ -8,7 +8,8 @@ raised before anything is read or written:
 - text must be valid Unicode without NUL: a lone surrogate cannot be encoded for SQLite, PostgreSQL
   or the tokenizer, and PostgreSQL text cannot hold NUL (SQLite can: refusing it everywhere keeps the
   backends alike);
-- an integer must be an ``int`` (not a bool) that fits in 64 bits, the widest both databases store;
+- an integer must be an ``int`` (not a bool) that fits in 64 bits, the widest both databases store, and a
+  ``limit`` (how many rows to return) at least 1;
 - a float must be a finite number;
 - a timestamp must be a timezone-aware ``datetime``;
 - a model argument must be an instance of its model, a list a list (not a string) of valid items.
@@ -249,8 +250,14 @@ def _plan(function: Callable[..., Any]) -> tuple[list[str], dict[str, Check]]:
     checks = {}
     for parameter in parameters:
         if parameter.kind != parameter.VAR_KEYWORD and (check := _checker(_annotation(function, parameter))):
-            checks[parameter.name] = check
+            checks[parameter.name] = _at_least_one if parameter.name == "limit" and check is _is_int else check
     return positional, checks
+
+
+def _at_least_one(value: object) -> Problem:
+    """A ``limit`` (how many rows to return) is a positive integer: 0 or -1 does not mean "all"."""
+    problem = _is_int(value)
+    return problem if problem is not None or value >= 1 else "must be at least 1"  # type: ignore[operator]
 
 
 def _refuse(where: str, name: str, value: object, problem: str) -> None:
