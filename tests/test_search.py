@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -205,6 +206,25 @@ async def test_huge_queries_and_bad_k(filled: Memory) -> None:
     with pytest.raises(InvalidInputError, match="tiers"):
         await filled.search(Scope(user="alex"), "sourdough", tiers=[])  # nothing to search is a mistake, not []
     assert await filled.search(Scope(user="alex"), '"; DROP TABLE episodes; -- OR NEAR(', k=1) is not None
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"fusion": "rrf", "rrf_weights": (-5.0, -1.0)}, "rrf_weights"),  # would reverse the ranking
+        ({"source_boost": 1e308}, "source_boost"),  # would overflow the scores
+        ({"feedback": 1e308}, "feedback"),
+        ({"specificity_weight": 1e300}, "specificity_weight"),
+    ],
+)
+def test_search_weights_out_of_range_are_refused(options: dict[str, Any], named: str) -> None:
+    with pytest.raises(InvalidInputError, match=named):
+        SearchOptions(**options)
+
+
+async def test_a_reranker_that_is_not_one_is_refused(filled: Memory) -> None:
+    with pytest.raises(InvalidInputError, match="reranker='nope' must be a Reranker"):
+        await filled.search(Scope(user="alex"), "sourdough", reranker="nope")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("memory_url", ["sqlite"], indirect=True)  # PostgreSQL's vector type refuses such rows

@@ -227,7 +227,8 @@ def _checker(annotation: object) -> Check | None:
         item = _checker(args[0])
         return None if item is None else _items(item)
     mine = isinstance(annotation, type) and annotation.__module__.startswith("mnemonite.")
-    if mine and not getattr(annotation, "_is_protocol", False):
+    # A protocol is checked where it can be at run time (its methods are there), else left to the method.
+    if mine and (not getattr(annotation, "_is_protocol", False) or getattr(annotation, "_is_runtime_protocol", False)):
         return _instance(annotation)  # type: ignore[arg-type]  # narrowed by `mine`
     return None
 

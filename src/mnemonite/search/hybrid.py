@@ -33,7 +33,7 @@ import heapq
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar, cast
+from typing import Annotated, Literal, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -117,14 +117,20 @@ class _Gathered:
     ranked: dict[int, float] = field(default_factory=dict)
 
 
+MAX_WEIGHT = 100.0  # far above any useful weight, well below where scores overflow
+Weight = Annotated[float, Field(ge=0, le=MAX_WEIGHT)]
+
+
 class SearchOptions(Model):
     """How signals are combined. The defaults are the measured best of ``bench/locomo.py``."""
 
     fusion: Literal["linear", "rrf"] = "linear"
     lexical_weight: float = Field(default=0.3, ge=0, le=1, description="linear: weight of BM25, the rest is cosine")
     rrf_k: int = Field(default=60, ge=1)
-    rrf_weights: tuple[float, float] = (2.0, 1.0)
-    source_boost: float = Field(default=0.6, ge=0, description="x(1 + boost) for episodes whose source is named")
+    rrf_weights: tuple[Weight, Weight] = (2.0, 1.0)
+    source_boost: float = Field(
+        default=0.6, ge=0, le=MAX_WEIGHT, description="x(1 + boost) for episodes whose source is named"
+    )
     neighbour_weight: float = Field(default=0.15, ge=0, le=1)
     candidates: int = Field(default=200, ge=1, le=10_000)
     use_fulltext: bool = True
@@ -142,7 +148,9 @@ class SearchOptions(Model):
         description="unfiltered searches of a user with at least this many vectors use the in-process HNSW index"
         " (None: never); stores that rank vectors themselves (PostgreSQL) always use theirs",
     )
-    feedback: float = Field(default=1.0, ge=0, description="pseudo-relevance feedback: query += f x mean(top 3)")
+    feedback: float = Field(
+        default=1.0, ge=0, le=MAX_WEIGHT, description="pseudo-relevance feedback: query += f x mean(top 3)"
+    )
     query_path: bool = Field(
         default=True,
         description="embed the query with the embedder's query path (`embed_query`) where it has one; False:"
@@ -166,6 +174,7 @@ class SearchOptions(Model):
     specificity_weight: float = Field(
         default=2.0,
         ge=0,
+        le=MAX_WEIGHT,
         description="a record's score x (1 + w x its specificity), over the same for the user's average record of"
         " its tier: specificity is the mean inverse document frequency of its words among those records, over the"
         " most it can be, so a turn that names things ranks above chatter in common words (read from the in-memory"
