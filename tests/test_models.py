@@ -70,6 +70,13 @@ def test_naive_datetimes_are_refused() -> None:
         NoopDelta(**{**PROVENANCE, "promotion_ts": datetime(2025, 1, 1)})
     with pytest.raises(InvalidInputError, match="timezone"):
         Episode(content="x", timestamp=datetime(2025, 1, 1))
+    with pytest.raises(InvalidInputError, match="timezone"):
+        Episode(content="x", metadata={"when": datetime(2025, 1, 1)})
+
+
+def test_metadata_holds_what_is_stored_and_read_back() -> None:
+    episode = Episode(content="x", metadata={"when": NOW, "pair": (1, 2)})
+    assert episode.metadata == {"when": "2025-01-01T00:00:00+00:00", "pair": [1, 2]}
 
 
 def test_delta_round_trips_through_json() -> None:

@@ -77,7 +77,7 @@ def _walk(value: object, depth: int) -> Problem:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, datetime):
-        return _moment_problem(value)
+        return f"{value.isoformat()} has no timezone" if value.tzinfo is None else _moment_problem(value)
     if isinstance(value, int | float):
         problem = _number_problem(value)
         return None if problem is None else f"{value} {problem}"

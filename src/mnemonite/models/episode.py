@@ -50,7 +50,7 @@ class Episode(Model):
     @classmethod
     def _honoured_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
         try:
-            orjson.dumps(value)
+            value = orjson.loads(orjson.dumps(value))  # as it is stored and read back: a time as its ISO text
         except TypeError as error:
             raise ValueError(f"metadata must be JSON-serialisable: {error}") from None
         intent = value.get("intent")

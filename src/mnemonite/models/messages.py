@@ -19,10 +19,9 @@ EventKind = Literal["message", "tool_call", "memory_read", "memory_write"]
 
 def _json(value: dict[str, Any]) -> dict[str, Any]:
     try:
-        orjson.dumps(value)
+        return dict(orjson.loads(orjson.dumps(value)))  # as it is stored and read back: a time as its ISO text
     except TypeError as error:
         raise ValueError(f"must be JSON-serialisable: {error}") from None
-    return value
 
 
 class Message(Model):
