@@ -208,6 +208,22 @@ async def test_huge_queries_and_bad_k(filled: Memory) -> None:
     assert await filled.search(Scope(user="alex"), '"; DROP TABLE episodes; -- OR NEAR(', k=1) is not None
 
 
+async def test_a_tier_with_nothing_relevant_is_not_pulled_up_by_feedback(memory_url: str) -> None:
+    """Feedback moves a tier's query towards that tier's best hits; a lone, unrelated fact must not be its own
+    best evidence (it scored 0.71, near the matching turn, before feedback looked across the tiers)."""
+    mem = await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False))
+    try:
+        for i, text in enumerate(["I love green tea", "Standup moved to 10:30", "I play tennis on Fridays"]):
+            await mem.episodic.put(ep(f"e{i}", text, minutes=i), user="sam", session="s", agent="a")
+        await mem.semantic.remember(Scope(user="sam", agent="a"), "I moved to Madrid")
+        hits = await mem.search("sam", "which tea do I like", k=4, fresh=True)
+        assert hits[0].text == "I love green tea"
+        (fact,) = [h for h in hits if h.tier == "semantic"]
+        assert fact.cosine is not None and fact.cosine < 0.3 and fact.score < 0.2 * hits[0].score
+    finally:
+        await mem.close()
+
+
 @pytest.mark.parametrize(
     ("options", "named"),
     [

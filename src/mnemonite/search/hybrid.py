@@ -66,6 +66,9 @@ ANN_MIN_ROWS = 50_000
 ANN_BATCH = 2_000  # new rows searched exactly until this many wait to join the graph
 CACHE_BYTES = 512 * 2**20  # per process; see `ByteBoundedCache`
 NEIGHBOURED = 50  # the head whose timeline neighbours get a share of its scores
+# Feedback uses a tier's best first-pass hits only where they score at least this share of the best hit of every
+# tier searched (bench/locomo.py and bench/consolidate.py: 0.5 kept both figures; 0.7 lost R@10).
+FEEDBACK_SHARE = 0.5
 
 
 class _Vectors:
@@ -97,6 +100,15 @@ class _UserIndex:
         """About the memory held: texts' postings, vectors, graphs (source names and overhead: ~1 KB)."""
         graphs = sum(graph.nbytes for graphs in self.approximate.values() for graph in graphs)
         return 1024 + self.lexical.nbytes + sum(v.nbytes for v in self.vectors.values()) + graphs
+
+
+@dataclass
+class _FirstPass:
+    """One tier's first pass: the records fused at their full-text rank (no vector yet), cosines, fused scores."""
+
+    missing: set[int]
+    cosine: dict[int, float]
+    fused: dict[int, float]
 
 
 @dataclass
@@ -257,8 +269,16 @@ class SearchEngine:
         scale = max((score for found in gathered for _, score in found.lexical), default=0.0)
         scored: list[tuple[float, Tier, int]] = []
         explain: dict[Tier, Explain] = {}
-        for tier, found, tier_vecs in zip(flt.tiers, gathered, tier_qvecs, strict=True):
-            tier_scored, explain[tier] = await self._tier(tier, found, readers, tier_vecs, opts, settled, scale)
+        passes = [
+            await self._first_pass(tier, found, readers, tier_vecs, opts, settled, scale)
+            for tier, found, tier_vecs in zip(flt.tiers, gathered, tier_qvecs, strict=True)
+        ]
+        # Feedback moves each tier's query towards its best first-pass hits, but only those that score near the
+        # best of every tier searched: the best of a tier that holds nothing relevant would pull its query (and
+        # the cosines it reports) towards itself.
+        floor = FEEDBACK_SHARE * max((max(first.fused.values(), default=0.0) for first in passes), default=0.0)
+        for tier, found, tier_vecs, first in zip(flt.tiers, gathered, tier_qvecs, passes, strict=True):
+            tier_scored, explain[tier] = await self._tier(tier, found, tier_vecs, opts, first, floor, scale)
             scored += tier_scored
         # Facts among the candidates of a search with episodes: a deeper head, where facts meet their turns.
         stands_in = opts.facts_stand_in and "episodic" in flt.tiers and any(tier == "semantic" for _, tier, _ in scored)
@@ -452,7 +472,7 @@ class SearchEngine:
             for query, found in zip(queries, gathered, strict=False):
                 found.ranked = await query
 
-    async def _tier(
+    async def _first_pass(
         self,
         tier: Tier,
         found: _Gathered,
@@ -461,20 +481,36 @@ class SearchEngine:
         opts: SearchOptions,
         settled: bool,
         scale: float,
-    ) -> tuple[list[tuple[float, Tier, int]], Explain]:
-        """One tier's candidates scored; ``scale`` is the best BM25 score of every tier searched (one scale)."""
+    ) -> _FirstPass:
+        """One tier's candidates fused; ``scale`` is the best BM25 score of every tier searched (one scale)."""
         kind = KIND_OF_TIER[tier]
         missing = await self._complete(kind, found, readers, opts, qvecs) if opts.use_vectors else set()
-        index, allowed, lexical, vecs, tail = found.index, found.allowed, found.lexical, found.vectors, found.tail
         if self._ranker is not None:  # the store ranked the vectors
             cosine = _above(found.ranked, opts.min_cosine)
         else:
-            cosine = await self._cosines(index, vecs, tail, qvecs, opts, allowed, settled=settled)
+            cosine = await self._cosines(
+                found.index, found.vectors, found.tail, qvecs, opts, found.allowed, settled=settled
+            )
             cosine = _above(cosine, opts.min_cosine)
-        fused = self._fuse(lexical, cosine, opts, missing, scale)
-        if opts.feedback and cosine:
-            # Rescore the first pass's candidates with the query moved towards its three best hits.
-            top = [seq for seq in _head(fused, 3) if fused[seq] > 0]
+        return _FirstPass(missing, cosine, self._fuse(found.lexical, cosine, opts, missing, scale))
+
+    async def _tier(
+        self,
+        tier: Tier,
+        found: _Gathered,
+        qvecs: QueryVectors,
+        opts: SearchOptions,
+        first: _FirstPass,
+        floor: float,
+        scale: float,
+    ) -> tuple[list[tuple[float, Tier, int]], Explain]:
+        """One tier's candidates scored: feedback from its best first-pass hits that reach ``floor``, boosts, prior."""
+        kind = KIND_OF_TIER[tier]
+        index, lexical, vecs, tail = found.index, found.lexical, found.vectors, found.tail
+        missing, cosine, fused = first.missing, first.cosine, first.fused
+        # Rescore the first pass's candidates with the query moved towards its three best hits.
+        top = [seq for seq in _head(fused, 3) if fused[seq] > 0 and fused[seq] >= floor] if opts.feedback else []
+        if top and cosine:
             only = np.asarray(sorted(fused), dtype=np.int64)
             if self._ranker is not None:
                 cosine = await self._rescored(kind, qvecs, only.tolist(), top, opts.feedback)
