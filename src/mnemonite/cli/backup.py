@@ -42,7 +42,7 @@ def restore(
     progress, step = _table_progress()
     with progress:
         report = asyncio.run(restore_memory(file, _url(db), progress=step))
-    _summary(report, "restored", as_json)
+    _summary(report, f"restored into {e(_url(db))} from", as_json)
 
 
 def _summary(report: BackupReport, verb: str, as_json: bool) -> None:

@@ -50,7 +50,10 @@ def _entity(mem: SyncMemory, user: str, agent: str, ref: str) -> Entity:
     try:
         return mem.graph.entity(Scope(user=user, agent=agent), ref)
     except NotFoundError:
-        return mem.graph.get_entity(mem.resolve_id("entity", ref))
+        try:
+            return mem.graph.get_entity(mem.resolve_id("entity", ref))
+        except NotFoundError:
+            raise NotFoundError(f"no entity named {ref!r} (user {user!r}, agent {agent!r}), nor with that id") from None
 
 
 @graph_app.command("add")

@@ -137,8 +137,8 @@ class SessionTier:
     async def search(self, scope: Scope | str, query: str, k: int = 10) -> builtins.list[MessageHit]:
         """Full-text search over the scope's messages (summarised turns included), best first."""
         read = as_scope(scope)
-        if not isinstance(query, str):
-            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError("the search query must be a non-empty string")
         found = await self._store.search_messages(read.user, read.session, read.agent, q.terms(query), _limit(k))
         return [MessageHit(message=message, score=score) for message, score in found]
 
