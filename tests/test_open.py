@@ -157,3 +157,16 @@ async def test_create_false_on_a_postgres_database_without_a_memory(postgres_url
         await mem.episodic.put(Episode(content="hello"), user="u", session="s", agent="a")
     async with await Memory.open(postgres_url, config=NO_MODEL, create=False) as mem:
         assert [e.content for e in await mem.episodic.recent("u")] == ["hello"]
+
+
+async def test_memory_users_reads_who_a_memory_holds_without_creating_it(memory_url: str, tmp_path: Path) -> None:
+    from mnemonite.store import memory_users
+
+    async with await Memory.open(memory_url) as mem:
+        await mem.episodic.put(Episode(content="Lunch with Bob"), user="alice", session="s", agent="a")
+        await mem.semantic.remember(Scope(user="bob", agent="a"), "I live in Oslo")
+    assert await memory_users(memory_url) == {"alice", "bob"}
+    missing = tmp_path / "nothing-here.db"
+    assert await memory_users(f"sqlite:///{missing}") == set() and not missing.exists()
+    (tmp_path / "notes.db").write_text("not a database")
+    assert await memory_users(f"sqlite:///{tmp_path / 'notes.db'}") is None

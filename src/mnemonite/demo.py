@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,7 +13,7 @@ from mnemonite._time import utcnow
 from mnemonite.models import ConsolidationRule, Episode, Fact
 from mnemonite.models.search import Tier
 from mnemonite.scope import Scope
-from mnemonite.store import memory_file, memory_url
+from mnemonite.store import memory_users
 from mnemonite.sync import SyncMemory
 
 USER, AGENT = "sam", "assistant"
@@ -190,33 +189,8 @@ def run_demo(url: str, console: Console | None = None) -> None:
 
 async def other_users(url: str) -> list[str]:
     """Up to five users whose records the memory at ``url`` holds besides the demo's: what ``demo --fresh`` would
-    delete that the demo did not write. A file that is not a mnemonite memory counts as someone else's."""
-    path = memory_file(url)
-    if path is not None:
-        if not path.exists():
-            return []
-        try:
-            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-                tables = [str(row[0]) for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-                if tables and "episodes" not in tables:
-                    return [NOT_A_MEMORY]
-                owned = [t for t in tables if any(c[1] == "user_id" for c in db.execute(f'PRAGMA table_info("{t}")'))]
-                return _others([row[0] for t in owned for row in db.execute(f'SELECT DISTINCT user_id FROM "{t}"')])
-        except sqlite3.DatabaseError:
-            return [NOT_A_MEMORY]
-    import psycopg  # a PostgreSQL URL: the postgres extra
-
-    async with await psycopg.AsyncConnection.connect(memory_url(url)) as db:
-        found = await db.execute(
-            "SELECT table_name FROM information_schema.columns WHERE column_name = 'user_id'"
-            " AND table_schema = current_schema()"
-        )
-        users: list[str] = []
-        for (table,) in await found.fetchall():
-            rows = await db.execute(f'SELECT DISTINCT user_id FROM "{table}"')  # a name read from the catalogue
-            users += [row[0] for row in await rows.fetchall()]
-        return _others(users)
-
-
-def _others(users: list[Any]) -> list[str]:
-    return sorted({str(user) for user in users if user != USER})[:5]
+    delete that the demo did not write (`NOT_A_MEMORY` for a file that is not a mnemonite memory)."""
+    users = await memory_users(url)
+    if users is None:
+        return [NOT_A_MEMORY]
+    return sorted(user for user in users if user != USER)[:5]

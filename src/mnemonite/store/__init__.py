@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from mnemonite.errors import ConfigurationError, DatabaseNotFoundError
@@ -16,6 +17,7 @@ __all__ = [
     "erase_memory",
     "memory_file",
     "memory_url",
+    "memory_users",
     "open_store",
     "sqlite_path",
 ]
@@ -94,3 +96,33 @@ def _unlink_sqlite(path: Path | str) -> None:
     if path != ":memory:":
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+async def memory_users(url: str) -> set[str] | None:
+    """Every user whose records the memory at ``url`` holds (empty where there is no memory yet), or None where
+    ``url`` names a file that is not a mnemonite memory. Reads only: nothing is created or migrated."""
+    path = memory_file(url)
+    if path is not None:
+        if not path.exists():
+            return set()
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+                tables = [str(row[0]) for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+                if tables and "episodes" not in tables:
+                    return None
+                owned = [t for t in tables if any(c[1] == "user_id" for c in db.execute(f'PRAGMA table_info("{t}")'))]
+                return {str(row[0]) for t in owned for row in db.execute(f'SELECT DISTINCT user_id FROM "{t}"')}
+        except sqlite3.DatabaseError:
+            return None
+    import psycopg  # a PostgreSQL URL: the postgres extra
+
+    async with await psycopg.AsyncConnection.connect(memory_url(url)) as db:
+        found = await db.execute(
+            "SELECT table_name FROM information_schema.columns WHERE column_name = 'user_id'"
+            " AND table_schema = current_schema()"
+        )
+        users: set[str] = set()
+        for (table,) in await found.fetchall():
+            rows = await db.execute(f'SELECT DISTINCT user_id FROM "{table}"')  # a name from the catalogue
+            users |= {str(row[0]) for row in await rows.fetchall()}
+        return users
