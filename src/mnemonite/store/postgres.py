@@ -329,7 +329,7 @@ class PostgresMemoryStore(
     async def _read(self) -> AsyncIterator[AsyncConnection[Any]]:
         psycopg, psycopg_pool = _drivers()
         if self._pool is None:
-            raise StoreError("the memory is closed (or was never opened): open it with Memory.open")
+            raise StoreError("the memory is closed (or never opened): Memory.open opens it (a bare store: bootstrap())")
         try:
             async with self._pool.connection() as db:
                 yield db

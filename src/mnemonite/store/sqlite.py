@@ -195,7 +195,9 @@ class SQLiteMemoryStore(
     async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
         async with self._lock:
             if self._db is None:
-                raise StoreError("the memory is closed (or was never opened): open it with Memory.open")
+                raise StoreError(
+                    "the memory is closed (or never opened): Memory.open opens it (a bare store: bootstrap())"
+                )
             with self._translated():
                 yield self._db
 
