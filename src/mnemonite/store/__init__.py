@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -106,7 +107,7 @@ async def memory_users(url: str) -> set[str] | None:
         if not path.exists():
             return set()
         try:
-            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
                 tables = [str(row[0]) for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
                 if tables and "episodes" not in tables:
                     return None
