@@ -87,6 +87,10 @@ def test_canonical_text_and_hash() -> None:
         ("My brother, who met his wife in Berlin, now lives in Kiel", ("user's brother", "lives_in", "kiel")),
         ("I left Initech and joined Hooli", ("user", "works_at", "hooli")),
         ("On flights I prefer a window seat", ("user", "likes", "window seat")),
+        ("My sister Ana is a nurse", ("user's sister ana", "is_a", "nurse")),  # the name is part of the subject
+        ("My boss Maria is strict", ("user's boss maria", "is", "strict")),
+        ("My brother Tom lives in Oslo", ("user's brother tom", "lives_in", "oslo")),
+        ("My sister really is a nurse", ("user's sister", "is_a", "nurse")),  # not a name: not capitalised
     ],
 )
 def test_english_pack_splits_triples(text: str, triple: tuple[str, str, str]) -> None:

@@ -193,6 +193,7 @@ class LocalePack(Model):
         are the user's names: a statement about one of them is about ``user``.
         """
         known = frozenset(names)
+        text = _APPOSITION.sub(r"\1 \2_\3", text)  # "My sister Ana is ...": one subject, "my sister_ana"
         key = (text, known)
         if key not in self._parsed:
             if len(self._parsed) >= _PARSED_CACHE:
@@ -302,6 +303,7 @@ class LocalePack(Model):
             predicate = predicate.replace("{what}", what)
         said = normaliser.object_template.format_map({k: v or "" for k, v in groups.items()})
         subject, obj = self.resolve(groups["subject"] or "", names), self._object(_SPACE.sub(" ", said).strip())
+        subject, obj = _unjoined(subject), _unjoined(obj)
         if not normaliser.fallback and obj.split()[:1] and obj.split()[0] in self.third_person:
             return None  # "that is where i was born": a value only the sentence before could say
         if subject and (obj or negated or normaliser.predicate == "{what}"):  # "i smoke", "i quit smoking"
@@ -344,6 +346,15 @@ class _Reading:
     def may_name(self, obj: str) -> bool:
         words = obj.split()
         return bool(words) and (self.proper is None or words[0] in self.proper)
+
+
+# A relation and the name that follows it, as written: "My sister Ana", "our dog Rex", "Sam's brother Tom" (the name
+# capitalised, the relation not). They are joined into one subject word, and parted again in the triple.
+_APPOSITION = re.compile(r"\b([Mm]y|[Oo]ur|[A-Z][\w-]*'s) ([a-z][a-z-]*) ([A-Z][a-z][\w-]*)\b(?!['\u2019]s)")
+
+
+def _unjoined(text: str) -> str:
+    return re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)
 
 
 def _proper_words(text: str) -> frozenset[str] | None:
