@@ -91,6 +91,7 @@ def test_canonical_text_and_hash() -> None:
         ("My boss Maria is strict", ("user's boss maria", "is", "strict")),
         ("My brother Tom lives in Oslo", ("user's brother tom", "lives_in", "oslo")),
         ("My sister really is a nurse", ("user's sister", "is_a", "nurse")),  # not a name: not capitalised
+        ("My username is jo_doe", ("user's username", "is", "jo_doe")),  # an underscore of the text stays
     ],
 )
 def test_english_pack_splits_triples(text: str, triple: tuple[str, str, str]) -> None:

@@ -193,12 +193,12 @@ class LocalePack(Model):
         are the user's names: a statement about one of them is about ``user``.
         """
         known = frozenset(names)
-        text = _APPOSITION.sub(r"\1 \2_\3", text)  # "My sister Ana is ...": one subject, "my sister_ana"
         key = (text, known)
         if key not in self._parsed:
             if len(self._parsed) >= _PARSED_CACHE:
                 self._parsed.clear()
-            self._parsed[key] = self._split(text, _Reading(known, _proper_words(text)))
+            joined = _APPOSITION.sub(rf"\1 \2{_JOIN}\3", text)  # "My sister Ana is ...": one subject word
+            self._parsed[key] = self._split(joined, _Reading(known, _proper_words(joined)))
         return self._parsed[key]
 
     def _split(self, text: str, known: _Reading) -> Triple | None:
@@ -349,12 +349,14 @@ class _Reading:
 
 
 # A relation and the name that follows it, as written: "My sister Ana", "our dog Rex", "Sam's brother Tom" (the name
-# capitalised, the relation not). They are joined into one subject word, and parted again in the triple.
+# capitalised, the relation not). They are joined into one subject word by a letter English text does not use
+# (U+02BC, a word character to the patterns), and parted again in the triple.
 _APPOSITION = re.compile(r"\b([Mm]y|[Oo]ur|[A-Z][\w-]*'s) ([a-z][a-z-]*) ([A-Z][a-z][\w-]*)\b(?!['\u2019]s)")
+_JOIN = "\u02bc"
 
 
 def _unjoined(text: str) -> str:
-    return re.sub(r"(?<=[a-z])_(?=[a-z])", " ", text)
+    return text.replace(_JOIN, " ")
 
 
 def _proper_words(text: str) -> frozenset[str] | None:
