@@ -88,6 +88,9 @@ ENGLISH = LocalePack(
                   r"\bgoing to\b",
                   r"\bshould\b", r"\bwould\b(?! rather)"],
     name_patterns=[r"(?i:\bmy name is|\bi'm|\bi am|\bcall me)\s+(?P<name>[A-Z][\w-]+)\b"],
+    # "My sister Ana", "our dog Rex", "Sam's brother Tom": the relation not capitalised, the name capitalised
+    apposition=r"\b(?P<owner>[Mm]y|[Oo]ur|[A-Z][\w-]*'s) (?P<relation>[a-z][a-z-]*) (?P<name>[A-Z][a-z][\w-]*)\b"
+               r"(?!['\u2019]s)",
     # "I'm German", "I'm Catholic", "I'm Vegan": capitalised, but nationalities, faiths and diets
     not_names=r"\w+(?:ish|ese|ic|ist)|American|Mexican|Canadian|German|Korean|Italian|Russian|Indian|Brazilian"
               r"|Australian|Asian|European|African|Muslim|Hindu|Vegan|Vegetarian|Fine|Good|Okay|Sorry|Back|Here|Not",

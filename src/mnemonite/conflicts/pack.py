@@ -108,6 +108,11 @@ class LocalePack(Model):
         default_factory=list, description="over the original text, group 'name': the user saying who they are"
     )
     not_names: str | None = Field(default=None, description="regex: capitalised words that are not names")
+    apposition: str | None = Field(
+        default=None,
+        description="over the original text, groups 'owner', 'relation', 'name': a relation and the name after it"
+        " ('My sister Ana'), read as one subject",
+    )
     contractions: dict[str, str] = Field(default_factory=dict, description="expanded before parsing")
     fillers: list[str] = Field(default_factory=list, description="words dropped before parsing (adverbs)")
     first_person: list[str] = Field(default_factory=list, description="subjects that mean the user")
@@ -126,6 +131,11 @@ class LocalePack(Model):
     def _name_groups(cls, value: list[str]) -> list[str]:
         return [_compiles(pattern, {"name"}) for pattern in value]
 
+    @field_validator("apposition")
+    @classmethod
+    def _apposition_groups(cls, value: str | None) -> str | None:
+        return None if value is None else _compiles(value, {"owner", "relation", "name"})
+
     @field_validator("rewrites", "plan_markers", "replace_markers", "news_markers")
     @classmethod
     def _patterns(cls, value: list[Any]) -> list[Any]:
@@ -142,6 +152,7 @@ class LocalePack(Model):
         self._plan = re.compile(join(f"(?:{m})" for m in self.plan_markers)) if self.plan_markers else None
         self._rewrites = [(re.compile(pattern), replacement) for pattern, replacement in self.rewrites]
         self._names = [re.compile(pattern) for pattern in self.name_patterns]
+        self._apposition = re.compile(self.apposition) if self.apposition else None
         # whole words only: "new" goes from "my new number", not from "jo@new.com"
         fillers = join(map(re.escape, self.fillers))
         self._fillers = re.compile(rf"(?<!\S)(?:{fillers})(?!\S)") if self.fillers else None
@@ -197,7 +208,9 @@ class LocalePack(Model):
         if key not in self._parsed:
             if len(self._parsed) >= _PARSED_CACHE:
                 self._parsed.clear()
-            joined = _APPOSITION.sub(rf"\1 \2{_JOIN}\3", text)  # "My sister Ana is ...": one subject word
+            joined = text  # "My sister Ana is ...": the relation and the name are one subject word
+            if self._apposition is not None:
+                joined = self._apposition.sub(rf"\g<owner> \g<relation>{_JOIN}\g<name>", text)
             self._parsed[key] = self._split(joined, _Reading(known, _proper_words(joined)))
         return self._parsed[key]
 
@@ -348,10 +361,8 @@ class _Reading:
         return bool(words) and (self.proper is None or words[0] in self.proper)
 
 
-# A relation and the name that follows it, as written: "My sister Ana", "our dog Rex", "Sam's brother Tom" (the name
-# capitalised, the relation not). They are joined into one subject word by a letter English text does not use
-# (U+02BC, a word character to the patterns), and parted again in the triple.
-_APPOSITION = re.compile(r"\b([Mm]y|[Oo]ur|[A-Z][\w-]*'s) ([a-z][a-z-]*) ([A-Z][a-z][\w-]*)\b(?!['\u2019]s)")
+# A relation and the name after it (`LocalePack.apposition`) are joined into one subject word by a letter text
+# does not use (U+02BC, a word character to the patterns), and parted again in the triple.
 _JOIN = "\u02bc"
 
 
