@@ -76,7 +76,7 @@ class _Loop:
         self.thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if self.loop.is_closed():
+        if self.closed:
             coro.close()  # never started: no "was never awaited" warning
             raise StoreError("the memory is closed: open it again with SyncMemory.open")
         future: Future[T] = asyncio.run_coroutine_threadsafe(coro, self.loop)

@@ -115,15 +115,6 @@ async def memory_users(url: str) -> set[str] | None:
                 return {str(row[0]) for t in owned for row in db.execute(f'SELECT DISTINCT user_id FROM "{t}"')}
         except sqlite3.DatabaseError:
             return None
-    import psycopg  # a PostgreSQL URL: the postgres extra
+    from mnemonite.store.postgres import PostgresMemoryStore  # needs the postgres extra
 
-    async with await psycopg.AsyncConnection.connect(memory_url(url)) as db:
-        found = await db.execute(
-            "SELECT table_name FROM information_schema.columns WHERE column_name = 'user_id'"
-            " AND table_schema = current_schema()"
-        )
-        users: set[str] = set()
-        for (table,) in await found.fetchall():
-            rows = await db.execute(f'SELECT DISTINCT user_id FROM "{table}"')  # a name from the catalogue
-            users |= {str(row[0]) for row in await rows.fetchall()}
-        return users
+    return await PostgresMemoryStore(memory_url(url)).users()

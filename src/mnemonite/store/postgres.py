@@ -320,6 +320,25 @@ class PostgresMemoryStore(
             message = f"PostgreSQL: cannot drop the tables of {_redacted(self.url)}: {error}"
             raise StoreUnavailableError(message) from None
 
+    async def users(self) -> set[str]:
+        """Every user whose records the database holds, read from each mnemonite table with a user column
+        (``mnemonite demo --fresh`` checks them before `drop_tables`); nothing is created."""
+        psycopg, _ = _drivers()
+        try:
+            async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
+                found = await db.execute(
+                    "SELECT table_name FROM information_schema.columns WHERE column_name = 'user_id'"
+                    " AND table_schema = current_schema()"
+                )
+                users: set[str] = set()
+                for (table,) in await found.fetchall():
+                    rows = await db.execute(f'SELECT DISTINCT user_id FROM "{table}"')  # a name from the catalogue
+                    users |= {str(row[0]) for row in await rows.fetchall()}
+                return users
+        except psycopg.Error as error:
+            message = f"PostgreSQL: cannot read the users of {_redacted(self.url)}: {error}"
+            raise StoreUnavailableError(message) from None
+
     async def close(self) -> None:
         if self._pool is not None:
             await self._pool.close()
