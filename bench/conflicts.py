@@ -1,6 +1,6 @@
-"""The conflict pipeline of `semantic.remember` against two labelled scenario sets, and its latency.
+"""The conflict pipeline of `semantic.remember` against four labelled scenario sets, and its latency.
 
-    python bench/conflicts.py                 # both sets, then remember() latency at 10,000 facts
+    python bench/conflicts.py                 # the four sets, then remember() latency at 10,000 facts
     python bench/conflicts.py --facts 2000    # a quicker latency run
     python bench/conflicts.py --strict-hot    # the spec's "HOT always dedups"
     python bench/conflicts.py --baseline 71999c0   # also time remember() with the code of a git ref
@@ -9,7 +9,9 @@
 ``bench/data/conflicts_heldout.jsonl`` was written before the pack was changed and is never tuned
 on; ``bench/data/conflicts_chat.jsonl`` (70 statements in chat phrasing: asides, time phrases,
 subjects left out, two clauses) was written by a reader who had not seen the pack, and read once for
-its misses (two fixes followed: "no more", "stopped going to"). Each case gets its own (user,
+its misses (two fixes followed: "no more", "stopped going to"); ``bench/data/conflicts_blind.jsonl``
+(80 chat statements: 30 changes, 20 repeats in other words, 30 new facts that look like changes) was
+written by another reader who had not seen the pack, and read once for its misses. Each case gets its own (user,
 agent), the user being the case's ``user`` when it names one (a user id that is a plain word is one
 of the user's names), with its ``aliases`` recorded through `add_names`; its ``existing`` facts are
 written first (through `remember`, so they are embedded and logged like any fact), then its
@@ -46,7 +48,7 @@ from mnemonite.models.conflict import ConflictThresholds
 ROOT = Path(__file__).resolve().parent.parent
 DATA = [
     Path(__file__).parent / "data" / name
-    for name in ("conflicts.jsonl", "conflicts_heldout.jsonl", "conflicts_chat.jsonl")
+    for name in ("conflicts.jsonl", "conflicts_heldout.jsonl", "conflicts_chat.jsonl", "conflicts_blind.jsonl")
 ]
 DECISIONS = ("dedup", "supersede", "pending", "admit")
 
@@ -183,7 +185,7 @@ def open_config(tmp: str, strict_hot: bool | None) -> MemoryConfig:
 async def run(facts: int, calls: int, strict_hot: bool, baseline: str | None, rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         async with await Memory.open(config=open_config(tmp, strict_hot)) as mem:
-            for tag, path in zip(("dev", "heldout", "chat"), DATA, strict=True):
+            for tag, path in zip(("dev", "heldout", "chat", "blind"), DATA, strict=True):
                 cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
                 report(path.name, await scenarios(mem, cases, tag))
     # Rounds alternate the two codes, each on a fresh database, so that both see the same machine load.

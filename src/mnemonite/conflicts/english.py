@@ -11,11 +11,20 @@ _NOT_SUBJECT = r"(?!\w+ed\b)(?!(?:no|not|have|has|had|got|to|and|but|so|then|is|
 _ONE = rf"(?P<subject>{_NOT_SUBJECT}(?:(?:my|our|[\w]+'s) )?[\w']+)"
 _OBJ = r"(?P<object>.+)"
 _PARTNER = r"(?:wife|husband|partner|spouse|girlfriend|boyfriend|fiancee?)"
+# Verbs in the past that do not end in -ed, and the words after a sentence's first word that show it was its subject
+_PAST = (
+    r"(?:quit|left|gave|got|let|made|took|went|bought|sold|began|broke|found|kept|lost|met|paid|ran|spent|sent"
+    r"|told|wrote|won|became|built|drove|grew|held|led|rode|sat|slept|spoke|stood|swam|taught|wore|threw|sang)"
+)
+# "my all-time favourite band", "my absolute favourite"
+_FAVOURITE = r"(?:(?:all[- ]time|absolute|very|total|most) )?(?:favourite|favorite)"
+_SUBJECT_AFTER = r"(?:is|was|are|were|am|has|have|had|will|would|can|could|did|does|and|or|i|me|we|he|she|they|you|it)"
 # fmt: off
 ENGLISH = LocalePack(
     name="en",
     change_markers=[
-        r"\bmoved (?:to|into|out)\b", r"\brelocat\w*\b", r"\bno longer\b", r"\bnot any ?more\b", r"\bany ?more\b",
+        r"\bmoved (?:(?:back|out|away|over|down|up) )?(?:to|into|out)\b", r"\brelocat\w*\b", r"\bno longer\b",
+        r"\bnot any ?more\b", r"\bany ?more\b",
         r"\b(?:got |was |been )?promoted to\b", r"\bgot promoted\b",
         r"\bnew (?:job|role|position|gig|home|place|address|number)\b",
         r"\bswitched (?:to|from)\b", r"\bchanged\b", r"\bquit\b", r"\bleft (?:my|the|his|her|their)\b",
@@ -36,13 +45,18 @@ ENGLISH = LocalePack(
     rewrites=[
         # Chat around a statement: an opening interjection, when it happened, a sign-off
         (r"^\s*(?:(?:oh|and|so|well|btw|by the way|honestly|sadly|unfortunately|fortunately|luckily|anyway|anyways|ok"
-         r"|okay|fyi|hey|guess what|quick update|update|just so you know|heads up|ps|lol|haha|um|hmm|yeah|ah|oops)"
+         r"|okay|fyi|hey|guess what|quick update|update|just so you know|heads up|ps|lol|haha|um|hmm|yeah|ah|oops"
+         r"|ugh|omg|wow|yay|welp|lmao|phew|whew|argh)"
          r"(?:\s*[,:!.-]\s*|\s+))+", " "),
         (r"\b(?:about |around |like |almost |nearly )?(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few"
          r"|a couple of|a couple|couple of|several|\d+) (?:days?|weeks?|months?|years?|hours?) ago\b", ""),
         (r"\b(?:on|last|this) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", ""),
         (r"\b(?:this|last|yesterday|tonight) (?:morning|afternoon|evening|night|weekend)\b", ""),
         (r"\b(?:btw|lol|haha|fyi)\b", ""),
+        # A chat statement that opens with a verb in the past leaves its subject out: it is the speaker's ("quit
+        # smoking", "started at acme", "sold my car"). A name before its verb ("jared moved") keeps its place.
+        (rf"^\s*(?=(?:(?:just|finally|recently|also|already|officially|then) )*(?:{_PAST}(?! {_SUBJECT_AFTER}\b)"
+         rf"|\w{{3,}}ed(?! (?:{_SUBJECT_AFTER}|\w+ed|\w+s)\b))\b)", "i "),
         # "i've gone", "she has quit": the perfect of a change is the change
         (r"\b(?:have|has|had) (?=(?:just |finally |recently |also |now |already |officially )*(?:gone|become|cut"
          r"|quit|left|sold|bought|switched|changed|stopped|decided|finished|given up|dropped|married|divorced"
@@ -57,8 +71,10 @@ ENGLISH = LocalePack(
         (r"\b(\w+)'s (?=(?:a|an|the|not|now|still|called|named|in|at|from)\b)", r"\1 is "),
         (r"\bname's\b", "name is"),
         (r"\b(?:stopped|quit|gave up|given up|give up on|gave up on) (\w+ing)\b", r"no longer \1"),
+        (r"\b(?:gave|given|give|giving) up on (?:my |the )?", "no longer doing "),
         (r"\b(?:quit|left) (?:my |his |her |their |the )?job (?:at|with) ", "no longer works at "),
         (r"\b(?:left|quit) (?!\w+ing\b)(?:my |his |her |their )?", "no longer works at "),
+        (r"\bretired (?:from|at) (?:my |his |her |their |the )?", "no longer works at "),
         (r"\b(\w+) and (?:i|me) (?:got divorced|divorced)\b", r"i am no longer married to \1"),
         # a break-up ends whatever the relationship was: dating, engaged or married
         (r"\b(\w+) and (?:i|me) (?:broke up|split up|separated)\b", r"i am no longer partnered to \1"),
@@ -80,7 +96,10 @@ ENGLISH = LocalePack(
     replace_markers=[r"\b(?:switched|changed|moved|converted|upgraded|downgraded) (?:over )?to\b", r"\bswitched from\b",
                      r"\b(?:swapped|traded|replaced) .+ (?:for|with)\b", r"\bto replace\b",
                      r"\binstead\b(?! of)"],
-    plan_markers=[r"\bmight\b", r"\bmay\b", r"\bmaybe\b", r"\bperhaps\b", r"\bthinking (?:about|of)\b",
+    # "may" of a plan, not the month ("in may", "since may", "may 3")
+    plan_markers=[r"\bmight\b", r"(?<!\bin )(?<!\bsince )(?<!\buntil )(?<!\bof )(?<!\blast )(?<!\bthis )(?<!\bnext )"
+                  r"(?<!\bby )(?<!\bearly )(?<!\blate )(?<!\bmid )(?<!-)\bmay\b(?! \d)", r"\bmaybe\b", r"\bperhaps\b",
+                  r"\bthinking (?:about|of)\b",
                   r"\bconsider(?:ing)?\b", r"\bplan(?:ning)? (?:to|on)\b", r"\bwants? to\b", r"\bhop(?:e|ing) to\b",
                   r"\bwould like to\b", r"^if\b", r"\bsomeday\b", r"\bsome day\b", r"\bone day\b",
                   r"\btrying to\b",
@@ -102,8 +121,14 @@ ENGLISH = LocalePack(
         " have been promoted ": " got promoted ", " has been promoted ": " got promoted ",
         " have moved ": " moved ", " has moved ": " moved ", " have joined ": " joined ", " has joined ": " joined ",
         " have started ": " started ", " has started ": " started ", " have got ": " got ", " has got ": " got ",
-        " favorite ": " favourite ", " color ": " colour ", " colors ": " colours ", " i've got ": " i have ",
+        " favorite ": " favourite ", " fav ": " favourite ", " fave ": " favourite ", " color ": " colour ",
+        " colors ": " colours ", " i've got ": " i have ",
     },
+    numbers={word: value for value, word in enumerate(
+        "_ one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen"
+        " eighteen nineteen".split()) if value} | {
+        word: 10 * tens for tens, word in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
+        if tens >= 2},
     fillers=["just", "recently", "finally", "actually", "now", "currently", "also", "still", "really", "officially",
              "already", "can", "new", "these days", "nowadays", "lately", "right now", "at the moment", "today",
              "as well", "too", "yesterday", "last week", "last month", "last year", "every day"],
@@ -121,7 +146,8 @@ ENGLISH = LocalePack(
     normalisers=[
         Normaliser(pattern=rf"{_SUBJ} (?:live|lives|living|reside|resides|am living|is living|are living|am based"
                    rf"|is based|are based|stay|stays|am staying|is staying) (?:in|at) {_OBJ}", predicate="lives_in"),
-        Normaliser(pattern=rf"{_SUBJ} (?:moved|relocated|am moving|is moving) (?:to|into) {_OBJ}",
+        Normaliser(pattern=rf"{_SUBJ} (?:moved|relocated|am moving|is moving)(?: back| out| away| over| down| up)?"
+                   rf" (?:to|into) {_OBJ}",
                    predicate="lives_in"),
         Normaliser(pattern=rf"{_OBJ} is where {_SUBJ} (?:live|lives|am living|is living)", predicate="lives_in"),
         Normaliser(pattern=rf"{_POSS} home is (?:in )?{_OBJ}", predicate="lives_in"),
@@ -141,10 +167,11 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"{_SUBJ} (?:work|works|am working|is working|started working|started (?:a |my )?job"
                    rf"|got (?:a |the )?job|have (?:a )?job|took (?:a |the )?job) as {_OBJ}", predicate="job_title"),
         Normaliser(pattern=rf"{_POSS} (?:job title|job|role|position|profession) is {_OBJ}", predicate="job_title"),
-        Normaliser(pattern=rf"{_POSS} (?:favourite|favorite) (?P<what>[\w ]+?) is {_OBJ}",
+        Normaliser(pattern=rf"{_POSS} {_FAVOURITE} (?P<what>[\w ]+?) is {_OBJ}",
                    predicate="favourite_{what}"),
-        Normaliser(pattern=rf"{_OBJ} is {_POSS} (?:favourite|favorite) (?P<what>[\w ]+)",
+        Normaliser(pattern=rf"{_OBJ} is {_POSS} {_FAVOURITE} (?P<what>[\w ]+)",
                    predicate="favourite_{what}"),
+        Normaliser(pattern=rf"{_OBJ} is {_POSS} {_FAVOURITE}", predicate="favourite"),
         Normaliser(pattern=rf"{_POSS} {_PARTNER}'s name is {_OBJ}", predicate="partner"),
         Normaliser(pattern=rf"{_POSS} {_PARTNER} is (?:called|named) {_OBJ}", predicate="partner"),
         # "my wife is Sarah" names her; "my wife is vegetarian" says something of her (another subject)

@@ -114,6 +114,12 @@ class LocalePack(Model):
         " ('My sister Ana'), read as one subject",
     )
     contractions: dict[str, str] = Field(default_factory=dict, description="expanded before parsing")
+    numbers: dict[str, int] = Field(
+        default_factory=dict,
+        description="number words read as digits before parsing ('twenty-nine' is 29, as 'twenty nine' is): the units,"
+        " the teens and the tens; a ten and a unit after it are summed; a word for 1 is read only after a ten"
+        " ('twenty-one'), since alone it is often a pronoun ('the red one')",
+    )
     fillers: list[str] = Field(default_factory=list, description="words dropped before parsing (adverbs)")
     first_person: list[str] = Field(default_factory=list, description="subjects that mean the user")
     possessives: list[str] = Field(default_factory=list, description="first-person possessives: 'my sister'")
@@ -157,6 +163,8 @@ class LocalePack(Model):
         fillers = join(map(re.escape, self.fillers))
         self._fillers = re.compile(rf"(?<!\S)(?:{fillers})(?!\S)") if self.fillers else None
         self._compiled = [(re.compile(n.pattern), n) for n in self.normalisers]
+        words = join(map(re.escape, sorted(self.numbers, key=len, reverse=True)))
+        self._numbers = re.compile(rf"\b({words})(?:[- ]({words}))?\b") if self.numbers else None
         # held facts are parsed again at every remember that meets them; their text never changes
         self._parsed: dict[tuple[str, frozenset[str]], Triple | None] = {}
 
@@ -302,7 +310,7 @@ class LocalePack(Model):
         self, groups: dict[str, str | None], normaliser: Normaliser, negated: bool, reading: _Reading
     ) -> Triple | None:
         names = reading.names
-        if normaliser.names_object and not reading.may_name(groups["object"] or ""):
+        if normaliser.names_object and not reading.may_name(groups["object"] or "", self.articles):
             return None
         what = _SPACE.sub("_", (groups.get("what") or "").strip())
         predicate = normaliser.predicate
@@ -328,9 +336,23 @@ class LocalePack(Model):
         for short, full in self.contractions.items():
             prepared = prepared.replace(short, full)
         prepared = re.sub(r"[.!?]+(\s|$)", r"\1", prepared)
+        if self._numbers is not None:
+            prepared = self._numbers.sub(self._number, prepared)
         for compiled, replacement in self._rewrites:
             prepared = compiled.sub(replacement, prepared)
         return prepared.strip()
+
+    def _number(self, found: re.Match[str]) -> str:
+        """Digits for a number word, or for a ten and the unit after it ("twenty-nine"); other pairs stay apart."""
+        first = self.numbers[found.group(1)]
+        second = self.numbers.get(found.group(2) or "")
+        if second is None:
+            return found.group(0) if first == 1 else str(first)
+        if first >= 20 and first % 10 == 0 and second < 10:
+            return str(first + second)
+        return " ".join(
+            word if value == 1 else str(value) for word, value in ((found.group(1), first), (found.group(2), second))
+        )
 
     def _object(self, obj: str) -> str:
         words = obj.split()
@@ -356,9 +378,11 @@ class _Reading:
     names: frozenset[str]
     proper: frozenset[str] | None
 
-    def may_name(self, obj: str) -> bool:
+    def may_name(self, obj: str, articles: Iterable[str] = ()) -> bool:
+        """Whether ``obj`` may be a name: not led by an article ("a firefighter"), and led by a capitalised word
+        when the writer uses capitals."""
         words = obj.split()
-        return bool(words) and (self.proper is None or words[0] in self.proper)
+        return bool(words) and words[0] not in articles and (self.proper is None or words[0] in self.proper)
 
 
 # A relation and the name after it (`LocalePack.apposition`) are joined into one subject word by a letter text

@@ -192,7 +192,7 @@ def _by_triple(
     if not related:
         return None
     parsed = [(fact, other, cos) for fact, other, cos in related if other is not None and other.resolved]
-    mine = [(f, o) for f, o, _ in parsed if o.subject == triple.subject]
+    mine = [(f, o) for f, o, _ in parsed if _same_person(o.subject, triple.subject)]
     same = [(f, o) for f, o in mine if _one_predicate(o.predicate, triple.predicate)]
     # With a change signal ("now", "new") only the very same value is a duplicate: "head nurse" is not "nurse".
     equal = [
@@ -257,7 +257,9 @@ def _changes(
     close = [
         f.id
         for f, o, cos in ranked
-        if o.subject == triple.subject and (cos or -1) >= floor and (reach or (own and o.predicate == triple.predicate))
+        if _same_person(o.subject, triple.subject)
+        and (cos or -1) >= floor
+        and (reach or (own and o.predicate == triple.predicate))
     ]
     if signal and not triple.negated and close:
         return (
@@ -285,7 +287,11 @@ def _admits(
         return Outcome("admit", "subject_predicate", zone, best, reason)
     if parsed and not mine and len(parsed) == len(related):
         return Outcome("admit", "subject_predicate", zone, best, f"related facts are not about {triple.subject!r}")
-    near = [f.id for f, o, cos in parsed if zone in ("HOT", "NEAR_DUP") and cos == best and o.subject == triple.subject]
+    near = [
+        f.id
+        for f, o, cos in parsed
+        if zone in ("HOT", "NEAR_DUP") and cos == best and _same_person(o.subject, triple.subject)
+    ]
     if near and any(_same_object(pack, o.object, triple.object) for f, o in mine if f.id == near[0]):
         reason = "same subject and object, said with another verb (a paraphrase)"
         return Outcome("dedup", "subject_predicate", zone, best, reason, (near[0],))
@@ -322,6 +328,14 @@ def _one_predicate(one: str, other: str) -> bool:
     if one == other or {one, other} <= _COPULA:
         return True
     return {one.partition("_")[0], other.partition("_")[0]} == {"favourite"} and "favourite" in (one, other)
+
+
+def _same_person(one: str, other: str) -> bool:
+    """One subject, or a name and the relation that name was given with: "marco" is "user's brother marco"."""
+    if one == other:
+        return True
+    name, described = (one, other) if len(one) < len(other) else (other, one)
+    return " " not in name and "'" not in name and described.startswith(f"{USER}'s ") and described.endswith(f" {name}")
 
 
 def _people(one: str, other: str) -> bool:
