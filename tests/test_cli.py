@@ -88,6 +88,9 @@ def test_errors_are_reported_not_raised(db: list[str]) -> None:
     assert result.exit_code == 1 and "';'" in result.stderr
     result = runner.invoke(app, ["record", "x", "-u", "a", "-s", "s", "-a", "g", "--timestamp", "2024-01-01", *db])
     assert result.exit_code == 2 and "timezone" in result.stderr
+    suggested = result.stderr.split("e.g. ")[1].split()[0]  # the hint is a time the option takes
+    stamped = runner.invoke(app, ["record", "x", "-u", "a", "-s", "s", "-a", "g", "--timestamp", suggested, *db])
+    assert stamped.exit_code == 0, stamped.stderr
     result = runner.invoke(app, ["record", "x", "-u", " ", "-s", "s", "-a", "g", *db])
     assert result.exit_code == 1 and result.stderr.startswith("error: ") and "user" in result.stderr
     result = runner.invoke(app, ["consolidate", "nope", *db])

@@ -53,3 +53,4 @@ def test_superseded_values_are_never_shown_as_current(output: str) -> None:
 
 def test_the_demo_says_whose_memory_it_made_and_how_to_inspect_it(output: str) -> None:
     assert "user 'sam', agent 'assistant'" in output and "mnemonite ui --db " in output
+    assert "pip install -e '.[server]'" in output  # the extras' brackets are text, not markup

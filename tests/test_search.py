@@ -224,6 +224,20 @@ async def test_a_tier_with_nothing_relevant_is_not_pulled_up_by_feedback(memory_
         await mem.close()
 
 
+async def test_the_best_of_a_few_unrelated_records_is_not_called_a_match(memory_url: str) -> None:
+    """In a small memory the best hit may share nothing with the query; feedback moved towards it reported it as a
+    match (cosine 0.71 for "I like tea" on "quantum chromodynamics lattice"). A hit feeds back only when the query
+    matched it: a word of it, or a close cosine."""
+    async with await Memory.open(config=MemoryConfig(url=memory_url, index_in_background=False)) as mem:
+        scope = Scope(user="sam", agent="a")
+        await mem.semantic.remember(scope, "I like tea")
+        for query in ("quantum chromodynamics lattice", "window seat"):
+            (hit,) = await mem.search(scope, query, k=3)
+            assert hit.cosine is not None and hit.cosine < 0.3 and hit.score < 0.3, (query, hit.cosine)
+        (hit,) = await mem.search(scope, "tea", k=3)
+        assert hit.score > 0.9  # a real match still scores as one
+
+
 @pytest.mark.parametrize(
     ("options", "named"),
     [

@@ -182,7 +182,7 @@ def run_demo(url: str, console: Console | None = None) -> None:
         )
         out.print(
             f"the memory is user {USER!r}, agent {AGENT!r}; see it in a browser with the inspector"
-            f" (needs the server extras: pip install -e '.[server]'): mnemonite ui --db {escape(url)} -u {USER}",
+            f" (needs the server extras: pip install -e '.\\[server]'): mnemonite ui --db {escape(url)} -u {USER}",
             highlight=False,
         )
 

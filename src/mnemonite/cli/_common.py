@@ -166,7 +166,8 @@ def when(text: str | None, option: str = "time") -> datetime | None:
     except ValueError:
         raise typer.BadParameter(f"not an ISO 8601 time: {text!r}", param_hint=option) from None
     if moment.tzinfo is None:
-        raise typer.BadParameter(f"add a timezone, e.g. {text}Z or {text}+00:00", param_hint=option)
+        naive = moment.isoformat()  # a date alone takes a zone only as a full time: 2025-01-01T00:00:00Z
+        raise typer.BadParameter(f"add a timezone, e.g. {naive}Z or {naive}+00:00", param_hint=option)
     return moment
 
 

@@ -69,6 +69,9 @@ NEIGHBOURED = 50  # the head whose timeline neighbours get a share of its scores
 # Feedback uses a tier's best first-pass hits only where they score at least this share of the best hit of every
 # tier searched (bench/locomo.py and bench/consolidate.py: 0.5 kept both figures; 0.7 lost R@10).
 FEEDBACK_SHARE = 0.5
+# A hit that shares no word with the query feeds back only from this cosine (bench/locomo.py: 0.2 and 0.3 keep every
+# figure, 0.4 lost R@10; "I like tea" is 0.26 from "window seat").
+FEEDBACK_COSINE = 0.3
 
 
 class _Vectors:
@@ -508,8 +511,15 @@ class SearchEngine:
         kind = KIND_OF_TIER[tier]
         index, lexical, vecs, tail = found.index, found.lexical, found.vectors, found.tail
         missing, cosine, fused = first.missing, first.cosine, first.fused
-        # Rescore the first pass's candidates with the query moved towards its three best hits.
-        top = [seq for seq in _head(fused, 3) if fused[seq] > 0 and fused[seq] >= floor] if opts.feedback else []
+        # Rescore the first pass's candidates with the query moved towards its three best hits: those that score
+        # near the best of every tier, and that the query itself matched (a word of it, or a close cosine). The
+        # best of a few unrelated records is still the best; moved towards it, the query would call it a match.
+        matched = {seq for seq, score in lexical if score > 0}
+        top = [
+            seq
+            for seq in _head(fused, 3)
+            if fused[seq] > 0 and fused[seq] >= floor and (seq in matched or cosine.get(seq, 0.0) >= FEEDBACK_COSINE)
+        ] if opts.feedback else []  # fmt: skip
         if top and cosine:
             only = np.asarray(sorted(fused), dtype=np.int64)
             if self._ranker is not None:
