@@ -111,6 +111,14 @@ def test_reading_a_missing_database_is_an_error_and_creates_nothing(in_tmp: Path
     assert list(in_tmp.iterdir()) == []
 
 
+@pytest.mark.parametrize("command", [("recent", "-u", "alice"), ("record", "x", "-u", "a", "-s", "s", "-a", "g")])
+def test_a_folder_given_as_the_database_is_named_so_by_reads_and_writes(in_tmp: Path, command: tuple[str, ...]) -> None:
+    (in_tmp / "adir").mkdir()
+    message = fails(*command, "--db", "adir")
+    assert message.startswith("error: adir is a folder, not a database file") and message.count("\n") == 1
+    assert list((in_tmp / "adir").iterdir()) == []
+
+
 def test_copy_from_a_missing_source_creates_nothing(in_tmp: Path) -> None:
     message = fails("copy", "sqlite:///typo.db", "sqlite:///out.db")
     assert message.startswith("error: no database at typo.db") and message.count("\n") == 1

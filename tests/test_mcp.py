@@ -59,6 +59,7 @@ async def test_stdio_server_for_one_user(tmp_path: Path) -> None:
         mem.working.define(scope, "human", "Name: Alice", limit=60)
         mem.working.define(scope, "vault", "PIN 4321", sensitivity="secret")
         mem.session.push(scope, Message("user", "the gate code is 55"))
+        crm = mem.semantic.remember(Scope(user="alice", agent="crm"), "I prefer email").id  # another agent's
     command = ["-c", "from mnemonite.cli import main; main()", "mcp", "--db", db, "--user", "alice", "--agent", "rag",
                "--session", "s1"]  # fmt: skip
     params = StdioServerParameters(command=sys.executable, args=command, env={"PYTHONPATH": os.pathsep.join(sys.path)})
@@ -96,12 +97,14 @@ async def test_stdio_server_for_one_user(tmp_path: Path) -> None:
         assert [(b["label"], b["value"]) for b in blocks] == [("human", "Name: Alice\nLives in Lisbon"),
                                                               ("vault", MARKER)]  # fmt: skip
         assert resource(await session.read_resource("mnemonite://blocks/human"))["value"].startswith("Name: Alice")
-        assert resource(await session.read_resource("mnemonite://facts")) == []
+        current = resource(await session.read_resource("mnemonite://facts"))
+        assert current == []  # as the tools see it: another agent's fact is neither listed nor reachable
+        assert error(await session.call_tool("fact_forget", {"fact_id": crm}))["code"] == "not_found"
         history = resource(await session.read_resource(f"mnemonite://facts/{made['fact_id']}"))
         assert [f["text"] for f in history] == ["I live in Paris", "I moved to Lisbon"]
     with SyncMemory.open(db) as mem:  # every call is in the audit log and the session's
         calls = mem.tools.calls(Scope(user="alice", agent="rag"))
-        assert len(calls) == 10 and {c.tool for c in calls} >= {"fact_remember", "block_append"}
+        assert len(calls) == 11 and {c.tool for c in calls} >= {"fact_remember", "block_append"}
         assert mem.session.attributed_for(Scope(user="alice", session="s1"), "rag").tool_calls
 
 
@@ -173,7 +176,7 @@ def test_streamable_http_refuses_without_an_active_key(served: tuple[str, dict[s
     headers |= {"Accept": "application/json, text/event-stream"}
     answer = httpx.post(f"{base}/mcp/", json=initialize, headers=headers)
     assert answer.status_code == 401 and answer.headers["content-type"] == "application/problem+json"
-    assert answer.json()["error"] == "AuthenticationError"
+    assert answer.json()["error"] == "AuthenticationError" and answer.json()["instance"] == "/mcp/"
 
 
 @pytest.mark.parametrize(("host", "status"), [("127.0.0.1", 421), ("0.0.0.0", 200)])

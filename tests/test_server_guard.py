@@ -206,6 +206,10 @@ def test_bad_bodies_are_refused_and_write_nothing(service: Service) -> None:
         chunks = (b'{"text": "' + b"y" * 8192 for _ in range(20))
         problem_of(http.post("/v1/facts", content=chunks, headers=json_type), 413)
         assert ok(http.get("/v1/facts"))["items"] == [] and ok(http.get("/v1/episodes"))["items"] == []
+        form = problem_of(http.post("/v1/facts", data={"text": "I like jazz"}), 415)  # curl -d sends a form
+        assert "content-type: application/json" in form["detail"]
+        problem_of(http.post("/v1/search", content=b'{"query": "jazz"}'), 415)  # JSON, but not said to be
+        assert ok(http.get("/v1/facts"))["items"] == []
         ok(http.post("/v1/facts", json={"text": "I like jazz"}), 201)  # still serving
 
 

@@ -57,9 +57,32 @@ async def test_no_key_no_listening_beyond_loopback(mem_on_both: Memory) -> None:
         await check_exposure(mem_on_both, "0.0.0.0")
 
 
+def made(path: Path) -> str:
+    """A memory at ``path`` with one episode in it (serve opens only an existing one)."""
+    result = runner.invoke(app, ["record", "hello", "-u", "alice", "-s", "s1", "-a", "a", "--db", str(path)])
+    assert result.exit_code == 0, result.output
+    return str(path)
+
+
 def test_cli_serve_refuses_the_network_without_a_key(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["serve", "--db", str(tmp_path / "m.db"), "--host", "0.0.0.0", "--port", "1"])
+    result = runner.invoke(app, ["serve", "--db", made(tmp_path / "m.db"), "--host", "0.0.0.0", "--port", "1"])
     assert result.exit_code == 1 and "refusing to listen on 0.0.0.0" in result.output
+
+
+def test_cli_serve_refuses_a_missing_memory_and_creates_nothing(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["serve", "--db", str(tmp_path / "typo.db"), "--port", str(free_port())])
+    assert result.exit_code == 1 and "no database at" in result.stderr and "keys create" in result.stderr
+    assert "serving" not in result.output and list(tmp_path.iterdir()) == []
+
+
+def test_cli_serve_on_a_port_in_use_says_so_before_any_banner(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(app, ["serve", "--db", made(tmp_path / "m.db"), "--port", str(port)])
+    assert result.exit_code == 1 and result.stderr.startswith("error: cannot listen on 127.0.0.1:")
+    assert "another process" in result.stderr and "serving" not in result.output
 
 
 def free_port() -> int:
@@ -77,7 +100,7 @@ def test_cli_serve_serves_until_stopped(tmp_path: Path) -> None:
         "from mnemonite.cli import main; main()",
         "serve",
         "--db",
-        str(tmp_path / "m.db"),
+        made(tmp_path / "m.db"),
         "--port",
         str(port),
     ]

@@ -253,11 +253,12 @@ FREE_TEXT = frozenset({"text", "content", "reason", "filter", "cadence", "episod
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    """A table of escaped cells. Only free-text columns wrap: ids, times and counts are never cut.
+    """A table of escaped cells ("(none)" under an empty one). Only free-text columns wrap: ids, times and
+    counts are never cut.
 
     On a terminal too narrow for that, the table is drawn wider than the terminal rather than cut.
     """
-    grid, needed = Table(), 1
+    grid, needed = Table(caption=None if rows else "(none)"), 1
     for i, header in enumerate(headers):
         longest = max([len(str(row[i])) for row in rows] + [len(header)])
         if header in FREE_TEXT:

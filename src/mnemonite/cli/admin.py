@@ -263,7 +263,8 @@ def consolidate(
 def _report(run: ConsolidationRun) -> None:
     applied = [d for d in run.deltas if d.applied_at is not None]
     kinds = ", ".join(f"{k} {sum(1 for d in applied if d.kind == k)}" for k in ("add", "update", "delete", "noop"))
-    say(f"rule [bold]{e(run.rule_id)}[/]: scanned {run.episodes_scanned} episodes, applied {kinds}")
+    scanned = f"{run.episodes_scanned} episode{'' if run.episodes_scanned == 1 else 's'}"
+    say(f"rule [bold]{e(run.rule_id)}[/]: scanned {scanned}, applied {kinds}")
     for done in run.deltas:
         if done.rejected_at is not None:
             err.print(

@@ -54,8 +54,12 @@ def serve(
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Serve the HTTP API (OpenAPI document at /openapi.json) and MCP over streamable HTTP (at /mcp) until stopped."""
+    """Serve the HTTP API (OpenAPI document at /openapi.json) and MCP over streamable HTTP (at /mcp) until stopped.
+
+    The memory must exist (a mistyped --db would serve a new, empty one that no API key opens):
+    `mnemonite keys create --user USER --db PATH` makes it and its first key."""
     from mnemonite.config import MemoryConfig
+    from mnemonite.errors import DatabaseNotFoundError
 
     with _extras("serve"):
         from mnemonite.server import serve as run
@@ -65,7 +69,14 @@ def serve(
         if not emit_one({"url": f"http://{host}:{port}", "mcp": f"http://{host}:{port}/mcp/"}, as_json=as_json):
             err.print(f"serving {e(config.url)} on http://{e(host)}:{port} (MCP at /mcp/; Ctrl-C stops)")
 
-    asyncio.run(run(None, host=host, port=port, config=config, log_level="warning", announce=announce))
+    try:
+        asyncio.run(
+            run(None, host=host, port=port, config=config, log_level="warning", announce=announce, create=False)
+        )
+    except DatabaseNotFoundError as error:
+        raise DatabaseNotFoundError(
+            f"{error}; to start a new memory with a key: mnemonite keys create --user USER --db PATH"
+        ) from None
 
 
 @app.command()

@@ -7,9 +7,11 @@ Routes come from the verb tables of each tier (`mnemonite.server.verbs`); the MC
 
 from __future__ import annotations
 
+import errno
 import ipaddress
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import AsyncExitStack, asynccontextmanager
+import socket
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
 from fastapi import FastAPI
@@ -19,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemonite import __version__
 from mnemonite.config import MemoryConfig
-from mnemonite.errors import InsecureServerError
+from mnemonite.errors import ConfigurationError, InsecureServerError
 from mnemonite.memory import Memory
 from mnemonite.models.base import Model
 from mnemonite.server import admin, episodic, graph, procedural, semantic, session, shared, tools, working
@@ -190,20 +192,47 @@ async def serve(
     config: MemoryConfig | None = None,
     log_level: str = "info",
     announce: Callable[[], object] | None = None,
+    create: bool = True,
 ) -> None:
     """Serve the HTTP API (and MCP at ``/mcp``) until interrupted; see `check_exposure`.
 
-    ``announce`` is called once the exposure check passed, before the server starts listening.
+    ``announce`` is called once the exposure check passed and the port is bound, before the server starts
+    listening. ``create=False`` serves only an existing memory (`DatabaseNotFoundError`). A port another
+    process holds is `ConfigurationError`.
     """
     import uvicorn
 
-    mem = await Memory.open(memory_url, config=config)
+    mem = await Memory.open(memory_url, config=config, create=create)
     try:
         await check_exposure(mem, host)
-        if announce is not None:
-            announce()
-        app = create_app(memory=mem, host=host)
-        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on"))
-        await server.serve()
+        with _bound(host, port) as sock:
+            if announce is not None:
+                announce()
+            app = create_app(memory=mem, host=host)
+            server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on"))
+            await server.serve(sockets=[sock])
     finally:
         await mem.close()
+
+
+@contextmanager
+def _bound(host: str, port: int) -> Iterator[socket.socket]:
+    """A socket bound to (host, port) for the server, or ConfigurationError saying why not (the port is taken)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except OSError as error:
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # not a port in use: one just closed
+        sock.bind(address)
+    except OSError as error:
+        sock.close()
+        taken = (
+            " (another process is listening there: stop it or pick another --port)"
+            if error.errno == errno.EADDRINUSE
+            else ""
+        )
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {error.strerror or error}{taken}") from None
+    with sock:
+        yield sock

@@ -3,9 +3,9 @@
 Tools: the nine memory tools (``block_append`` ... ``conversation_search``), listed with the
 dispatcher's schemas and run by it (`mnemonite.tools`), exactly as ``mem.tools.for_scope(scope)``
 and ``POST /v1/tools/{tool}`` run them. Resources: the agent's working blocks (``mnemonite://blocks``,
-``mnemonite://blocks/{label}``; a secret block's value is a marker), the user's current facts
-(``mnemonite://facts``), one fact (``mnemonite://facts/{fact_id}``) and the graph's entities
-(``mnemonite://entities``). Every call runs as one `Principal`: fixed for a stdio server started
+``mnemonite://blocks/{label}``; a secret block's value is a marker), the current facts the tools work on
+(``mnemonite://facts``: the user's, under the agent), one fact (``mnemonite://facts/{fact_id}``) and the
+graph's entities (``mnemonite://entities``). Every call runs as one `Principal`: fixed for a stdio server started
 for one user, or the API key of each HTTP request (`authenticated`), so a key reaches only its scope.
 """
 
@@ -149,9 +149,9 @@ class _Resources:
 
     @_told
     async def facts_resource(self) -> str:
-        """The user's current facts, newest first."""
+        """The current facts the tools work on (the user's, kept under this agent), newest first."""
         mem, who = self._who("read")
-        return orjson.dumps([_fact(f) for f in await mem.semantic.facts(who.scope(), limit=200)]).decode()
+        return orjson.dumps([_fact(f) for f in await mem.semantic.facts(self._scope(who), limit=200)]).decode()
 
     @_told
     async def entities_resource(self) -> str:
@@ -193,7 +193,8 @@ def authenticated(app: ASGIApp, memory: Callable[[], Memory]) -> ASGIApp:
         try:
             who = Principal.of_key(await memory().keys.authenticate(secret))
         except MnemoniteError as error:
-            path = scope.get("root_path", "") + scope.get("path", "")
+            root, path = scope.get("root_path", ""), scope.get("path", "")
+            path = path if path.startswith(root) else root + path  # Starlette keeps the mount's prefix in path
             await problem(status_of(error), str(error), path, type(error).__name__)(scope, receive, send)
             return
         token = CALLER.set(who)

@@ -63,9 +63,27 @@ def problem(status: int, detail: str, instance: str, error: str, **extra: Any) -
     return Response(orjson.dumps(body), status_code=status, media_type=MEDIA_TYPE, headers=headers)
 
 
+def _not_json(request: Request) -> Response | None:
+    """415 for a body that could not be read because it was not sent as JSON (curl's ``-d`` without a header sends
+    a form), with what to send; None for any other request. Asked only once the key was accepted."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    sent = request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers
+    if (
+        request.method not in ("POST", "PUT", "PATCH")
+        or not sent
+        or kind == "application/json"
+        or kind.endswith("+json")
+    ):
+        return None
+    detail = f"send the body as JSON, with the header content-type: application/json (got {kind or 'no content-type'})"
+    return problem(415, detail, request.url.path, "RequestError")
+
+
 async def on_library_error(request: Request, error: Exception) -> Response:
     """A `MnemoniteError` raised by a call: its mapped status and message."""
     status = status_of(error)
+    if status == 422 and (refused := _not_json(request)) is not None:
+        return refused
     if status == 500:
         log.error("request %s failed: %s", request.url.path, error, exc_info=error)
     detail = str(error) if status != 500 else "the server could not complete the request; see its log"
@@ -83,6 +101,8 @@ async def on_validation_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, RequestValidationError)
     problems = [{"where": ".".join(str(p) for p in item.get("loc", ())), "message": str(item.get("msg", ""))}
                 for item in error.errors()]  # fmt: skip
+    if (refused := _not_json(request)) is not None:
+        return refused
     malformed = any(item.get("type") == "json_invalid" for item in error.errors())
     detail = "; ".join(f"{p['where']}: {p['message']}" for p in problems)
     if malformed:

@@ -9,6 +9,7 @@ from pathlib import Path
 from mnemonite.errors import ConfigurationError, DatabaseNotFoundError
 from mnemonite.store.base import FactStore, MemoryStore, Store
 from mnemonite.store.sqlite import SQLiteMemoryStore
+from mnemonite.store.sqlite_faults import check_target
 
 __all__ = [
     "FactStore",
@@ -44,6 +45,8 @@ def memory_url(text: str) -> str:
 
 def _sqlite_target(url: str, *, create: bool) -> Path | str:
     path = sqlite_path(url)
+    if not create and path != ":memory:" and Path(path).is_dir():
+        check_target(Path(path))  # a folder: say so, as a write does
     if not create and path != ":memory:" and not Path(path).is_file():
         raise DatabaseNotFoundError(f"no database at {path}: check the path (nothing was created)")
     return path
