@@ -255,8 +255,9 @@ async def test_an_unexpected_failure_is_a_structured_error(mem: Memory, monkeypa
 
 async def test_conversation_search_needs_a_session(mem: Memory) -> None:
     tools = mem.tools.for_scope(Scope(user="alice", agent="rag"))
-    assert "no conversation is active" in failed(await tools.call("conversation_search", {"query": "x"}),
-                                                 "invalid_arguments")  # fmt: skip
+    refused = await tools.call("conversation_search", {"query": "x"})
+    assert "no conversation is active" in failed(refused, "no_session")  # the model cannot fix it by its arguments
+    assert refused.error is not None and refused.error.hint.startswith("do not retry")
     with pytest.raises(MemoryScopeError):
         mem.tools.for_scope(Scope(user="alice"))
 

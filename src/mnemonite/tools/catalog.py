@@ -42,7 +42,7 @@ class ToolSpec:
     run: Runner
 
 
-class _NoSession(InvalidInputError):
+class NoSessionError(InvalidInputError):
     """conversation_search was called on a toolset bound without a session."""
 
 
@@ -122,7 +122,7 @@ async def _conversation_search(
     mem: Memory, scope: Scope, args: s.ConversationSearchInput, reveal: Reveal | None
 ) -> s.ToolOutput:
     if scope.session is None:
-        raise _NoSession("no conversation is active: the host binds the tools with a session to search one")
+        raise NoSessionError("no conversation is active: the host binds the tools with a session to search one")
     hits = await mem.session.search(Scope(user=scope.user, session=scope.session), args.query, args.k)
     return s.ConversationSearchOutput(messages=[_message(hit.message, reveal) for hit in hits])
 

@@ -36,7 +36,7 @@ from mnemonite.models.tools import GuardTier, Outcome, ToolCall, ToolError, Tool
 from mnemonite.privacy import MARKER, Reveal, check_reveal
 from mnemonite.scope import Scope
 from mnemonite.store.base import ToolCallStore
-from mnemonite.tools.catalog import TOOLS, ToolSpec
+from mnemonite.tools.catalog import TOOLS, NoSessionError, ToolSpec
 from mnemonite.tools.export import anthropic_tools, mcp_tools, openai_tools
 from mnemonite.tracing import tool_span
 
@@ -112,6 +112,7 @@ _ERRORS: tuple[tuple[type[MnemoniteError], str, str], ...] = (
     (NotFoundError, "not_found", "check the id or label: search first, then use an id it returned"),
     (FactConflictError, "conflict", "the fact is no longer current: search again and use the current fact's id"),
     (GroupAccessError, "forbidden", "do not retry: you are not a member of that group"),
+    (NoSessionError, "no_session", "do not retry: search memory with recall_episodes or fact_search instead"),
     (MemoryScopeError, "invalid_arguments", "fix the arguments and call again"),
     (InvalidInputError, "invalid_arguments", "fix the arguments and call again"),
 )
