@@ -207,6 +207,9 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"{_POSS} age is {_OBJ}", predicate="age"),
         Normaliser(pattern=rf"{_SUBJ} (?:have|has|have got|got) (?P<object>\w+) (?:kids|children|kid|child)",
                    predicate="children"),
+        # "i'm a mom of 3", "a parent of two": how many children, said of the parent
+        Normaliser(pattern=rf"{_SUBJ} (?:am|is|are) (?:a )?(?:proud )?(?:mom|mum|mother|dad|father|parent)"
+                   r" of (?P<object>\d+)(?: (?:kids|children|boys|girls))?", predicate="children"),
         # "i have three cats now" after "i have two cats": how many is one value
         Normaliser(pattern=rf"{_SUBJ} (?:have|has|own|owns) (?P<object>\d+|two|three|four|five|six|seven|eight|nine"
                    r"|ten|a dozen) (?P<what>[a-z]+?)(?:es|s)?", predicate="count_{what}"),
