@@ -680,7 +680,8 @@ async def test_statements_said_the_way_people_chat(mem: Memory, held: str, candi
 
 @pytest.mark.parametrize(
     ("held", "candidate"),
-    [("I'm 29 years old", "I'm twenty-nine"), ("I have two kids", "I have 2 kids"), ("I have 3 kids", "I'm a mom of three"),
+    [("I'm 29 years old", "I'm twenty-nine"), ("I have two kids", "I have 2 kids"),
+     ("I have 3 kids", "I'm a mom of three"),
      ("My favourite band is Radiohead", "radiohead is my all time favorite band"),
      ("My sister Jess is a dentist", "Jess, my sister, works as a dentist")],
 )  # fmt: skip
