@@ -117,6 +117,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
                                         ("reader", "alice", "read"), ("revoked", "alice", "read,write"))}  # fmt: skip
         mem.keys.revoke(mem.keys.all("alice")[-1].id)
         mem.working.define(Scope(user="alice", agent="mcp"), "human", "Name: A")  # keys bound to a user: agent "mcp"
+        mem.semantic.remember(Scope(user="alice", agent="crm"), "I prefer email")  # alice's, under another agent
     with running(create_app(url)) as base:
         yield base, keys
 
@@ -147,6 +148,9 @@ async def test_streamable_http_runs_as_the_key(served: tuple[str, dict[str, str]
         )
         assert error(await alice.call_tool("block_append", {"label": "nothing", "text": "x"}))["code"] == "not_found"
         assert [b["label"] for b in resource(await alice.read_resource("mnemonite://blocks"))] == ["human"]
+        # the facts resource lists what the tools reach (the key's user, under agent "mcp"): not the crm agent's
+        listed = [f["text"] for f in resource(await alice.read_resource("mnemonite://facts"))]
+        assert "I prefer email" not in listed and "My passport number is X1234567" in listed
     async with over_http(base, keys["bob"]) as bob:
         assert result(await bob.call_tool("fact_search", {"query": "passport number"}))["facts"] == []
         refused = await bob.call_tool("fact_forget", {"fact_id": made["fact_id"]})

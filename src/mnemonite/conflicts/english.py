@@ -11,10 +11,16 @@ _NOT_SUBJECT = r"(?!\w+ed\b)(?!(?:no|not|have|has|had|got|to|and|but|so|then|is|
 _ONE = rf"(?P<subject>{_NOT_SUBJECT}(?:(?:my|our|[\w]+'s) )?[\w']+)"
 _OBJ = r"(?P<object>.+)"
 _PARTNER = r"(?:wife|husband|partner|spouse|girlfriend|boyfriend|fiancee?)"
-# Verbs in the past that do not end in -ed, and the words after a sentence's first word that show it was its subject
+# Verbs in the past that open a chat statement without its subject ("quit smoking"), and the words after a
+# sentence's first word that show it was its subject
 _PAST = (
     r"(?:quit|left|gave|got|let|made|took|went|bought|sold|began|broke|found|kept|lost|met|paid|ran|spent|sent"
-    r"|told|wrote|won|became|built|drove|grew|held|led|rode|sat|slept|spoke|stood|swam|taught|wore|threw|sang)"
+    r"|wrote|won|became|built|drove|grew|sat|slept|spoke|swam|taught|threw|moved|started|joined|cancell?ed"
+    r"|canceled|switched|changed|retired|finished|graduated|adopted|divorced|stopped|dropped|traded|replaced"
+    r"|decided|signed|booked|visited|tried|learned|learnt|picked|upgraded|downgraded|relocated|landed|launched"
+    r"|opened|closed|completed|passed|failed|applied|ended|ditched|returned|rented|leased|hired|fired"
+    r"|enrolled|registered|subscribed|unsubscribed|deleted|uninstalled|installed|donated|volunteered|turned|scored"
+    r"|celebrated|watched|ate|drank)"
 )
 # "my all-time favourite band", "my absolute favourite"
 _FAVOURITE = r"(?:(?:all[- ]time|absolute|very|total|most) )?(?:favourite|favorite)"
@@ -54,9 +60,12 @@ ENGLISH = LocalePack(
         (r"\b(?:this|last|yesterday|tonight) (?:morning|afternoon|evening|night|weekend)\b", ""),
         (r"\b(?:btw|lol|haha|fyi)\b", ""),
         # A chat statement that opens with a verb in the past leaves its subject out: it is the speaker's ("quit
-        # smoking", "started at acme", "sold my car"). A name before its verb ("jared moved") keeps its place.
-        (rf"^\s*(?=(?:(?:just|finally|recently|also|already|officially|then) )*(?:{_PAST}(?! {_SUBJECT_AFTER}\b)"
-         rf"|\w{{3,}}ed(?! (?:{_SUBJECT_AFTER}|\w+ed|\w+s)\b))\b)", "i "),
+        # smoking", "started at acme", "sold my car"). Only verbs of a closed list, followed by a word that is
+        # neither a verb nor a pronoun, and never in a first clause with a verb "to be" of its own ("lost in
+        # translation is my favourite film"): a name ("jared moved"), an adjective ("fried chicken") or a
+        # title keeps its place.
+        (rf"^\s*(?=(?:(?:just|finally|recently|also|already|officially|then) )*{_PAST} "
+         rf"(?!(?:{_SUBJECT_AFTER}|{_PAST})\b)(?![^,;]*\b(?:is|are|was|were|am)\b))", "i "),
         # "i've gone", "she has quit": the perfect of a change is the change
         (r"\b(?:have|has|had) (?=(?:just |finally |recently |also |now |already |officially )*(?:gone|become|cut"
          r"|quit|left|sold|bought|switched|changed|stopped|decided|finished|given up|dropped|married|divorced"
@@ -74,7 +83,7 @@ ENGLISH = LocalePack(
         (r"\b(?:gave|given|give|giving) up on (?:my |the )?", "no longer doing "),
         (r"\b(?:quit|left) (?:my |his |her |their |the )?job (?:at|with) ", "no longer works at "),
         (r"\b(?:left|quit) (?!\w+ing\b)(?:my |his |her |their )?", "no longer works at "),
-        (r"\bretired (?:from|at) (?:my |his |her |their |the )?", "no longer works at "),
+        (r"\bretired (?:from|at) (?!\d)(?:my |his |her |their |the )?", "no longer works at "),
         (r"\b(\w+) and (?:i|me) (?:got divorced|divorced)\b", r"i am no longer married to \1"),
         # a break-up ends whatever the relationship was: dating, engaged or married
         (r"\b(\w+) and (?:i|me) (?:broke up|split up|separated)\b", r"i am no longer partnered to \1"),
@@ -97,8 +106,9 @@ ENGLISH = LocalePack(
                      r"\b(?:swapped|traded|replaced) .+ (?:for|with)\b", r"\bto replace\b",
                      r"\binstead\b(?! of)"],
     # "may" of a plan, not the month ("in may", "since may", "may 3")
-    plan_markers=[r"\bmight\b", r"(?<!\bin )(?<!\bsince )(?<!\buntil )(?<!\bof )(?<!\blast )(?<!\bthis )(?<!\bnext )"
-                  r"(?<!\bby )(?<!\bearly )(?<!\blate )(?<!\bmid )(?<!-)\bmay\b(?! \d)", r"\bmaybe\b", r"\bperhaps\b",
+    plan_markers=[r"\bmight\b", r"(?<!\bin )(?<!\bsince )(?<!\buntil )(?<!\bof )(?<!\blast )(?<!\bnext )(?<!\bby )"
+                  r"(?<!\bearly )(?<!\blate )(?<!\bmid )(?<!\bfrom )(?<!\bstarting )(?<!\bafter )(?<!\bbefore )(?<!-)"
+                  r"\bmay\b(?! \d)", r"\bmaybe\b", r"\bperhaps\b",
                   r"\bthinking (?:about|of)\b",
                   r"\bconsider(?:ing)?\b", r"\bplan(?:ning)? (?:to|on)\b", r"\bwants? to\b", r"\bhop(?:e|ing) to\b",
                   r"\bwould like to\b", r"^if\b", r"\bsomeday\b", r"\bsome day\b", r"\bone day\b",
@@ -171,7 +181,6 @@ ENGLISH = LocalePack(
                    predicate="favourite_{what}"),
         Normaliser(pattern=rf"{_OBJ} is {_POSS} {_FAVOURITE} (?P<what>[\w ]+)",
                    predicate="favourite_{what}"),
-        Normaliser(pattern=rf"{_OBJ} is {_POSS} {_FAVOURITE}", predicate="favourite"),
         Normaliser(pattern=rf"{_POSS} {_PARTNER}'s name is {_OBJ}", predicate="partner"),
         Normaliser(pattern=rf"{_POSS} {_PARTNER} is (?:called|named) {_OBJ}", predicate="partner"),
         # "my wife is Sarah" names her; "my wife is vegetarian" says something of her (another subject)

@@ -164,7 +164,9 @@ class LocalePack(Model):
         self._fillers = re.compile(rf"(?<!\S)(?:{fillers})(?!\S)") if self.fillers else None
         self._compiled = [(re.compile(n.pattern), n) for n in self.normalisers]
         words = join(map(re.escape, sorted(self.numbers, key=len, reverse=True)))
-        self._numbers = re.compile(rf"\b({words})(?:[- ]({words}))?\b") if self.numbers else None
+        units = join(map(re.escape, sorted((w for w, v in self.numbers.items() if v < 10), key=len, reverse=True)))
+        # a ten takes the unit after it ("twenty-nine"); two tens stay two numbers ("twenty twenty-one": 20 21)
+        self._numbers = re.compile(rf"\b({words})(?:[- ]({units}))?\b") if self.numbers else None
         # held facts are parsed again at every remember that meets them; their text never changes
         self._parsed: dict[tuple[str, frozenset[str]], Triple | None] = {}
 
@@ -348,11 +350,10 @@ class LocalePack(Model):
         second = self.numbers.get(found.group(2) or "")
         if second is None:
             return found.group(0) if first == 1 else str(first)
-        if first >= 20 and first % 10 == 0 and second < 10:
+        if first >= 20 and first % 10 == 0:
             return str(first + second)
-        return " ".join(
-            word if value == 1 else str(value) for word, value in ((found.group(1), first), (found.group(2), second))
-        )
+        pair = ((found.group(1), first), (found.group(2), second))  # "two one": each a number of its own
+        return " ".join(word if value == 1 else str(value) for word, value in pair)
 
     def _object(self, obj: str) -> str:
         words = obj.split()

@@ -192,7 +192,8 @@ def _by_triple(
     if not related:
         return None
     parsed = [(fact, other, cos) for fact, other, cos in related if other is not None and other.resolved]
-    mine = [(f, o) for f, o, _ in parsed if _same_person(o.subject, triple.subject)]
+    people = _people_named(triple.subject, [o.subject for _, o, _ in parsed])
+    mine = [(f, o) for f, o, _ in parsed if o.subject in people]
     same = [(f, o) for f, o in mine if _one_predicate(o.predicate, triple.predicate)]
     # With a change signal ("now", "new") only the very same value is a duplicate: "head nurse" is not "nurse".
     equal = [
@@ -202,12 +203,12 @@ def _by_triple(
     ]
     if equal:
         return Outcome("dedup", "subject_predicate", zone, best, "same subject, predicate and object", (equal[0],))
-    changed = _changes(triple, parsed, same, mine, pack, signal, floor, replaces)
+    changed = _changes(triple, parsed, same, mine, pack, signal, floor, replaces, people)
     if changed is not None:
         return Outcome("supersede", changed[0], zone, best, changed[1], changed[2])
     if judged and triple.loose:  # a verb alone is too thin to admit on when a judge can look
         return None
-    return _admits(triple, related, parsed, mine, same, zone, best, pack, judged)
+    return _admits(triple, related, parsed, mine, same, zone, best, pack, judged, people)
 
 
 def _changes(
@@ -219,8 +220,9 @@ def _changes(
     signal: str | None,
     floor: float,
     replaces: bool,
+    people: frozenset[str],
 ) -> tuple[Stage, str, tuple[str, ...]] | None:
-    """What a candidate supersedes, by which stage and why, or None."""
+    """What a candidate supersedes, by which stage and why, or None (``people``: `_people_named`)."""
     negated = _negates(triple, same, mine, pack)
     if negated:
         return (
@@ -257,9 +259,7 @@ def _changes(
     close = [
         f.id
         for f, o, cos in ranked
-        if _same_person(o.subject, triple.subject)
-        and (cos or -1) >= floor
-        and (reach or (own and o.predicate == triple.predicate))
+        if o.subject in people and (cos or -1) >= floor and (reach or (own and o.predicate == triple.predicate))
     ]
     if signal and not triple.negated and close:
         return (
@@ -280,6 +280,7 @@ def _admits(
     best: float | None,
     pack: LocalePack,
     judged: bool,
+    people: frozenset[str],
 ) -> Outcome | None:
     """Admit what parsing shows to be new, dedup a paraphrase said with another verb, or defer to the zones."""
     if same:
@@ -287,11 +288,7 @@ def _admits(
         return Outcome("admit", "subject_predicate", zone, best, reason)
     if parsed and not mine and len(parsed) == len(related):
         return Outcome("admit", "subject_predicate", zone, best, f"related facts are not about {triple.subject!r}")
-    near = [
-        f.id
-        for f, o, cos in parsed
-        if zone in ("HOT", "NEAR_DUP") and cos == best and _same_person(o.subject, triple.subject)
-    ]
+    near = [f.id for f, o, cos in parsed if zone in ("HOT", "NEAR_DUP") and cos == best and o.subject in people]
     if near and any(_same_object(pack, o.object, triple.object) for f, o in mine if f.id == near[0]):
         reason = "same subject and object, said with another verb (a paraphrase)"
         return Outcome("dedup", "subject_predicate", zone, best, reason, (near[0],))
@@ -330,11 +327,17 @@ def _one_predicate(one: str, other: str) -> bool:
     return {one.partition("_")[0], other.partition("_")[0]} == {"favourite"} and "favourite" in (one, other)
 
 
-def _same_person(one: str, other: str) -> bool:
-    """One subject, or a name and the relation that name was given with: "marco" is "user's brother marco"."""
-    if one == other:
-        return True
-    name, described = (one, other) if len(one) < len(other) else (other, one)
+def _people_named(subject: str, held: Sequence[str]) -> frozenset[str]:
+    """The held subjects that are ``subject``: itself, and a name and the relation it was given with ("marco" is
+    "user's brother marco", and the other way round). A bare name that two held relations carry ("my brother
+    Sam", "my friend Sam") is neither of them."""
+    described = {h for h in held if h != subject and _named(h, subject)}
+    bare = {h for h in held if h != subject and _named(subject, h)}
+    return frozenset({subject, *bare, *(described if len(described) == 1 else ())})
+
+
+def _named(described: str, name: str) -> bool:
+    """Whether ``described`` is a relation given with the bare ``name``: "user's brother marco" and "marco"."""
     return " " not in name and "'" not in name and described.startswith(f"{USER}'s ") and described.endswith(f" {name}")
 
 

@@ -217,22 +217,16 @@ async def serve(
 
 @contextmanager
 def _bound(host: str, port: int) -> Iterator[socket.socket]:
-    """A socket bound to (host, port) for the server, or ConfigurationError saying why not (the port is taken)."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    except OSError as error:
-        raise ConfigurationError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
-    sock = socket.socket(family, kind, proto)
+    """A socket bound to (host, port) for the server, or ConfigurationError saying why not (the port is taken).
+    IPv6 for an address with a colon, else IPv4, as uvicorn chooses ("localhost" is 127.0.0.1)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # not a port in use: one just closed
-        sock.bind(address)
+        sock.bind((host.strip("[]"), port))
     except OSError as error:
         sock.close()
-        taken = (
-            " (another process is listening there: stop it or pick another --port)"
-            if error.errno == errno.EADDRINUSE
-            else ""
-        )
-        raise ConfigurationError(f"cannot listen on {host}:{port}: {error.strerror or error}{taken}") from None
+        taken = " (another process is listening there: stop it or pick another --port)"
+        why = f"{error.strerror or error}{taken if error.errno == errno.EADDRINUSE else ''}"
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {why}") from None
     with sock:
         yield sock
