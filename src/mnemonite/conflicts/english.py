@@ -11,6 +11,8 @@ _NOT_SUBJECT = r"(?!\w+ed\b)(?!(?:no|not|have|has|had|got|to|and|but|so|then|is|
 _ONE = rf"(?P<subject>{_NOT_SUBJECT}(?:(?:my|our|[\w]+'s) )?[\w']+)"
 _OBJ = r"(?P<object>.+)"
 _PARTNER = r"(?:wife|husband|partner|spouse|girlfriend|boyfriend|fiancee?)"
+# "my all-time favourite band", "my absolute favourite"
+_FAVOURITE = r"(?:(?:all[- ]time|absolute|very|total|most) )?(?:favourite|favorite)"
 # Verbs in the past that open a chat statement without its subject ("quit smoking"), and the words after a
 # sentence's first word that show it was its subject
 _PAST = (
@@ -22,8 +24,6 @@ _PAST = (
     r"|enrolled|registered|subscribed|unsubscribed|deleted|uninstalled|installed|donated|volunteered|turned|scored"
     r"|celebrated|watched|ate|drank)"
 )
-# "my all-time favourite band", "my absolute favourite"
-_FAVOURITE = r"(?:(?:all[- ]time|absolute|very|total|most) )?(?:favourite|favorite)"
 _SUBJECT_AFTER = r"(?:is|was|are|were|am|has|have|had|will|would|can|could|did|does|and|or|i|me|we|he|she|they|you|it)"
 # fmt: off
 ENGLISH = LocalePack(
