@@ -117,7 +117,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
                                         ("reader", "alice", "read"), ("revoked", "alice", "read,write"))}  # fmt: skip
         mem.keys.revoke(mem.keys.all("alice")[-1].id)
         mem.working.define(Scope(user="alice", agent="mcp"), "human", "Name: A")  # keys bound to a user: agent "mcp"
-        mem.semantic.remember(Scope(user="alice", agent="crm"), "I prefer email")  # alice's, under another agent
+        crm = mem.semantic.remember(Scope(user="alice", agent="crm"), "I prefer email")  # alice's, another agent's
+        keys["crm_fact"] = crm.id  # not a key: the id the tests below look for
     with running(create_app(url)) as base:
         yield base, keys
 
@@ -151,6 +152,8 @@ async def test_streamable_http_runs_as_the_key(served: tuple[str, dict[str, str]
         # the facts resource lists what the tools reach (the key's user, under agent "mcp"): not the crm agent's
         listed = [f["text"] for f in resource(await alice.read_resource("mnemonite://facts"))]
         assert "I prefer email" not in listed and "My passport number is X1234567" in listed
+        with pytest.raises(MCPError, match="NotFoundError"):  # nor read by id: the tools do not reach it either
+            await alice.read_resource(f"mnemonite://facts/{keys['crm_fact']}")
     async with over_http(base, keys["bob"]) as bob:
         assert result(await bob.call_tool("fact_search", {"query": "passport number"}))["facts"] == []
         refused = await bob.call_tool("fact_forget", {"fact_id": made["fact_id"]})

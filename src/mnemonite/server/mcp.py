@@ -162,9 +162,11 @@ class _Resources:
 
     @_told
     async def fact_resource(self, fact_id: str) -> str:
-        """One fact with its whole history (every version, oldest first)."""
+        """One fact with its whole history (every version, oldest first): one the tools reach, as the list shows."""
         mem, who = self._who("read")
         fact = await who.fact(mem, fact_id)
+        if fact.agent != self._scope(who).agent:  # another agent's fact of the user: unknown here, as to the tools
+            raise NotFoundError(f"no fact with id {fact_id!r}")
         return orjson.dumps([_fact(f) for f in await mem.semantic.history(fact.id)]).decode()
 
 
