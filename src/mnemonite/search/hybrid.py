@@ -514,11 +514,13 @@ class SearchEngine:
         # Rescore the first pass's candidates with the query moved towards its three best hits: those that score
         # near the best of every tier, and that the query itself matched (a word of it, or a close cosine). The
         # best of a few unrelated records is still the best; moved towards it, the query would call it a match.
-        matched = {seq for seq, score in lexical if score > 0}
+        lex_score = dict(lexical)
         top = [
             seq
             for seq in _head(fused, 3)
-            if fused[seq] > 0 and fused[seq] >= floor and (seq in matched or cosine.get(seq, 0.0) >= FEEDBACK_COSINE)
+            if fused[seq] > 0
+            and fused[seq] >= floor
+            and (lex_score.get(seq, 0.0) > 0 or cosine.get(seq, 0.0) >= FEEDBACK_COSINE)
         ] if opts.feedback else []  # fmt: skip
         if top and cosine:
             only = np.asarray(sorted(fused), dtype=np.int64)
@@ -546,7 +548,6 @@ class SearchEngine:
                     "vector_rank": ranks["vector"].get(seq), "cosine": cosine.get(seq), "fused": score}  # fmt: skip
 
         ranks: dict[str, dict[int, int]] = {}
-        lex_score = dict(lexical)
         return [(score, tier, seq) for seq, score in fused.items()], explain
 
     async def _user(self, kind: RecordKind, user: str) -> _UserIndex:

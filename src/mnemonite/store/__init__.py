@@ -45,9 +45,9 @@ def memory_url(text: str) -> str:
 
 def _sqlite_target(url: str, *, create: bool) -> Path | str:
     path = sqlite_path(url)
-    if not create and path != ":memory:" and Path(path).is_dir():
-        check_target(Path(path))  # a folder: say so, as a write does
     if not create and path != ":memory:" and not Path(path).is_file():
+        if Path(path).is_dir():
+            check_target(Path(path))  # a folder: say so, as a write does
         raise DatabaseNotFoundError(f"no database at {path}: check the path (nothing was created)")
     return path
 

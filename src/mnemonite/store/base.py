@@ -62,6 +62,8 @@ __all__ = [
 ]
 
 RecentOrder = Literal["timestamp", "accessed"]
+# What a read of a closed store says, on every backend
+CLOSED_STORE = "the memory is closed (or never opened): Memory.open opens it (a bare store: bootstrap())"
 
 
 @runtime_checkable

@@ -46,7 +46,7 @@ from mnemonite.models import (
 from mnemonite.models.messages import SessionEvent
 from mnemonite.models.search import Positions, RecordKind, SearchFilter
 from mnemonite.store import sql_episodes, sql_facts, sql_rules, sql_search
-from mnemonite.store.base import RecentOrder
+from mnemonite.store.base import CLOSED_STORE, RecentOrder
 from mnemonite.store.filter_sql import PostgresFilterCompiler
 from mnemonite.store.rows import episode_values
 from mnemonite.store.sql import TABLES, PgConnection
@@ -348,7 +348,7 @@ class PostgresMemoryStore(
     async def _read(self) -> AsyncIterator[AsyncConnection[Any]]:
         psycopg, psycopg_pool = _drivers()
         if self._pool is None:
-            raise StoreError("the memory is closed (or never opened): Memory.open opens it (a bare store: bootstrap())")
+            raise StoreError(CLOSED_STORE)
         try:
             async with self._pool.connection() as db:
                 yield db

@@ -39,7 +39,7 @@ from mnemonite.models import (
 from mnemonite.models.messages import SessionEvent
 from mnemonite.store import sql_episodes, sql_facts, sql_rules
 from mnemonite.store import sqlite_faults as faults
-from mnemonite.store.base import RecentOrder
+from mnemonite.store.base import CLOSED_STORE, RecentOrder
 from mnemonite.store.filter_sql import FilterCompiler
 from mnemonite.store.rows import episode_values
 from mnemonite.store.sql_concepts import ConceptMethods
@@ -195,9 +195,7 @@ class SQLiteMemoryStore(
     async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
         async with self._lock:
             if self._db is None:
-                raise StoreError(
-                    "the memory is closed (or never opened): Memory.open opens it (a bare store: bootstrap())"
-                )
+                raise StoreError(CLOSED_STORE)
             with self._translated():
                 yield self._db
 
