@@ -1,6 +1,6 @@
-"""The conflict pipeline of `semantic.remember` against four labelled scenario sets, and its latency.
+"""The conflict pipeline of `semantic.remember` against five labelled scenario sets, and its latency.
 
-    python bench/conflicts.py                 # the four sets, then remember() latency at 10,000 facts
+    python bench/conflicts.py                 # the five sets, then remember() latency at 10,000 facts
     python bench/conflicts.py --facts 2000    # a quicker latency run
     python bench/conflicts.py --strict-hot    # the spec's "HOT always dedups"
     python bench/conflicts.py --baseline 71999c0   # also time remember() with the code of a git ref
@@ -11,7 +11,9 @@ on; ``bench/data/conflicts_chat.jsonl`` (70 statements in chat phrasing: asides,
 subjects left out, two clauses) was written by a reader who had not seen the pack, and read once for
 its misses (two fixes followed: "no more", "stopped going to"); ``bench/data/conflicts_blind.jsonl``
 (80 chat statements: 30 changes, 20 repeats in other words, 30 new facts that look like changes) was
-written by another reader who had not seen the pack, and read once for its misses. Each case gets its own (user,
+written by another reader who had not seen the pack, and read once for its misses;
+``bench/data/conflicts_blind2.jsonl`` (100 chat statements: 40 changes, 25 repeats, 35 new facts) was written by a
+third such reader and is only measured, never read for its misses. Each case gets its own (user,
 agent), the user being the case's ``user`` when it names one (a user id that is a plain word is one
 of the user's names), with its ``aliases`` recorded through `add_names`; its ``existing`` facts are
 written first (through `remember`, so they are embedded and logged like any fact), then its
@@ -48,7 +50,13 @@ from mnemonite.models.conflict import ConflictThresholds
 ROOT = Path(__file__).resolve().parent.parent
 DATA = [
     Path(__file__).parent / "data" / name
-    for name in ("conflicts.jsonl", "conflicts_heldout.jsonl", "conflicts_chat.jsonl", "conflicts_blind.jsonl")
+    for name in (
+        "conflicts.jsonl",
+        "conflicts_heldout.jsonl",
+        "conflicts_chat.jsonl",
+        "conflicts_blind.jsonl",
+        "conflicts_blind2.jsonl",
+    )
 ]
 DECISIONS = ("dedup", "supersede", "pending", "admit")
 
@@ -185,7 +193,7 @@ def open_config(tmp: str, strict_hot: bool | None) -> MemoryConfig:
 async def run(facts: int, calls: int, strict_hot: bool, baseline: str | None, rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         async with await Memory.open(config=open_config(tmp, strict_hot)) as mem:
-            for tag, path in zip(("dev", "heldout", "chat", "blind"), DATA, strict=True):
+            for tag, path in zip(("dev", "heldout", "chat", "blind", "blind2"), DATA, strict=True):
                 cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
                 report(path.name, await scenarios(mem, cases, tag))
     # Rounds alternate the two codes, each on a fresh database, so that both see the same machine load.

@@ -583,6 +583,7 @@ def test_the_labelled_sets_are_well_formed() -> None:
         ("conflicts_heldout.jsonl", 150),
         ("conflicts_chat.jsonl", 70),
         ("conflicts_blind.jsonl", 80),
+        ("conflicts_blind2.jsonl", 100),
     ):
         cases = [json.loads(line) for line in (root / name).read_text().splitlines() if line.strip()]
         assert len(cases) >= least and len({c["id"] for c in cases}) == len(cases)
@@ -719,3 +720,33 @@ async def test_a_clause_about_an_unknown_it_does_not_make_a_statement_pending(me
     await mem.semantic.remember(ALEX, "I'm vegetarian")
     decision = await mem.semantic.remember_with_decision(ALEX, "I tried a new vegetarian place, it was great")
     assert decision.kind == "admit", decision.reason
+
+
+@pytest.mark.parametrize(
+    ("held", "candidate", "predicate"),
+    [
+        ("My boss is Greg", "Greg left, my new boss is a woman named Tanya", "manager"),
+        ("My manager is Karen", "karen left the company, my new manager is Dev", "manager"),
+        ("I work at Stripe", "started at Datadog two weeks ago, so no more Stripe for me", "works_at"),
+    ],
+)
+async def test_a_later_clause_may_change_what_the_first_does_not(
+    mem: Memory, held: str, candidate: str, predicate: str
+) -> None:
+    """A statement whose first reading ends nothing ("Greg left") is read on: another clause may replace a held
+    fact, and the new fact is stored as that clause's (subject, predicate, object)."""
+    old = await mem.semantic.remember(ALEX, held)
+    decision = await mem.semantic.remember_with_decision(ALEX, candidate)
+    assert (decision.kind, decision.matched_ids) == ("supersede", [old.id]), decision.reason
+    assert decision.reason.startswith("another clause:")
+    new = [f for f in await mem.semantic.facts(ALEX) if f.text == candidate]
+    assert [(f.subject, f.predicate) for f in new] == [("user", predicate)]
+
+
+async def test_another_clause_never_makes_a_statement_a_duplicate(mem: Memory) -> None:
+    """A clause that repeats a held fact does not drop the statement: the rest of it may be new."""
+    held = await mem.semantic.remember(ALEX, "I live in Leeds")
+    decision = await mem.semantic.remember_with_decision(ALEX, "we adopted a puppy, I live in Leeds")
+    assert decision.kind == "admit", decision.reason
+    facts = {f.id: f.text for f in await mem.semantic.facts(ALEX)}
+    assert held.id in facts and "we adopted a puppy, I live in Leeds" in facts.values()

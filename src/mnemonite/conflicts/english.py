@@ -76,6 +76,9 @@ ENGLISH = LocalePack(
         # "went vegan", "became a nurse": being it now (not "went to", "became friends with" keeps its verb)
         (r"\b(?:gone|went|become|became)(?: fully| completely| totally| full)? (?!(?:to|for|back|out|on|off|through"
          r"|with|into|home|away|up|down|over|by|around|in|from|friends|\w+ing)\b)", "am "),
+        # "my new boss is a woman named tanya", "someone called sam": the name is the value
+        (r"\b(?:(?:a|an|this|some) (?:\w+ )?(?:woman|man|guy|girl|lady|person|dude|gal|fellow|boy|kid)|someone"
+         r"|somebody) (?:named|called) (?=\w)", ""),
         # "my car's a corolla", "his name's tom": the 's of "is"
         (r"\b(\w+)'s (?=(?:a|an|the|not|now|still|called|named|in|at|from)\b)", r"\1 is "),
         (r"\bname's\b", "name is"),

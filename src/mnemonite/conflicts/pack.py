@@ -168,7 +168,7 @@ class LocalePack(Model):
         # a ten takes the unit after it ("twenty-nine"); two tens stay two numbers ("twenty twenty-one": 20 21)
         self._numbers = re.compile(rf"\b({words})(?:[- ]({units}))?\b") if self.numbers else None
         # held facts are parsed again at every remember that meets them; their text never changes
-        self._parsed: dict[tuple[str, frozenset[str]], Triple | None] = {}
+        self._parsed: dict[tuple[str, frozenset[str]], tuple[Triple, ...]] = {}
 
     def has_change_signal(self, text: str) -> bool:
         return self.change_signal(text) is not None
@@ -213,6 +213,12 @@ class LocalePack(Model):
         clause back, a clause without a subject borrowing the sentence's first word. ``names``
         are the user's names: a statement about one of them is about ``user``.
         """
+        found = self.readings(text, names)
+        return found[0] if found else None
+
+    def readings(self, text: str, names: Iterable[str] = ()) -> tuple[Triple, ...]:
+        """Every clause's (subject, predicate, object), what `split` reads first: the others are what the
+        statement also says ("Greg left, my new boss is Tanya": Greg's leaving, then the user's manager)."""
         known = frozenset(names)
         key = (text, known)
         if key not in self._parsed:
@@ -224,14 +230,15 @@ class LocalePack(Model):
             self._parsed[key] = self._split(joined, _Reading(known, _proper_words(joined)))
         return self._parsed[key]
 
-    def _split(self, text: str, known: _Reading) -> Triple | None:
+    def _split(self, text: str, known: _Reading) -> tuple[Triple, ...]:
         clauses = [c.strip() for c in _CLAUSE.split(self._prepare(text)) if c.strip()]
         if len(clauses) < 2:
-            return self._split_clause(text, known)
+            one = self._split_clause(text, known)
+            return (one,) if one is not None else ()
         lead = self._lead(clauses[0])
         found = [triple for clause in reversed(clauses) if (triple := self._clause(clause, lead, known))]
         if not found:
-            return None
+            return ()
         # A retraction is what a compound statement changes ("not vegetarian anymore, i eat fish now"),
         # unless another clause gives the same predicate its new value ("left acme and joined globex").
         positive = {triple.predicate for triple in found if not triple.negated}
@@ -241,7 +248,8 @@ class LocalePack(Model):
         # A clause read only by a catch-all ("..., office 310") says less than one a normaliser knows, and one
         # about someone unknown ("..., it was amazing") less than one about someone known.
         ranked = sorted(found, key=lambda t: (not t.resolved, t.loose))
-        return retraction or ranked[0]
+        first = retraction or ranked[0]
+        return (first, *(t for t in ranked if t is not first))
 
     def _lead(self, clause: str) -> str:
         """The subject a later clause without one borrows: "my brother", not "my"."""

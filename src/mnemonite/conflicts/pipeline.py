@@ -26,7 +26,7 @@ is reproducible from its audit row's inputs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mnemonite.conflicts.pack import USER, LocalePack, Triple
 from mnemonite.models.conflict import ConflictThresholds, DecisionKind, Stage, Zone
@@ -45,6 +45,7 @@ class Outcome:
     cosine: float | None
     reason: str
     targets: tuple[str, ...] = ()
+    clause: Triple | None = None  # set when another clause than the statement's first reading decided
 
 
 def decide(
@@ -58,6 +59,7 @@ def decide(
     triple: Triple | None = None,
     names: frozenset[str] = frozenset(),
     judged: bool = False,
+    also: Sequence[tuple[Triple, Sequence[Fact]]] = (),
 ) -> Outcome:
     """Run the five stages over what the store found for the candidate ``text``.
 
@@ -66,7 +68,10 @@ def decide(
     candidate's (subject, predicate); ``triple``: the candidate's (subject, predicate, object)
     when the caller knows it (otherwise the pack splits the text); ``names``: the user's names
     and aliases, lower-cased; ``judged``: a judge will see pending facts (otherwise pending is
-    kept for statements that could not be parsed).
+    kept for statements that could not be parsed); ``also``: the statement's other clauses' triples
+    (`LocalePack.readings`), each with the current facts stored with its (subject, predicate). Where the first
+    reading changes nothing, another clause may supersede ("Greg left, my new boss is Tanya"); a statement whose
+    first reading repeats a held fact is a duplicate only if its other clauses repeat held facts too.
     """
     best = neighbours[0][1] if neighbours else None
     zone = thresholds.zone(best)
@@ -87,6 +92,19 @@ def decide(
         replaces = pack.replaces(text)
         floor = thresholds.conflict_check if replaces else thresholds.change_signal
         verdict = _by_triple(triple, related, zone, best, pack, judged, signal, floor, replaces)
+        more = False  # another clause says what no held fact does
+        for clause, held in also if verdict is None or verdict.kind != "supersede" else ():
+            if clause.resolved:
+                found = _related(neighbours, held, pack, thresholds, names)
+                other = _by_triple(clause, found, zone, best, pack, judged, signal, floor, replaces)
+                if other is not None and other.kind == "supersede":
+                    return replace(other, reason=f"another clause: {other.reason}", clause=clause)
+                # a clause with no object that only a catch-all read ("jess, my sister, ...") says nothing more
+                says = bool(clause.object) or not clause.loose
+                more = more or (says and (other is None or other.kind != "dedup"))
+        if verdict is not None and verdict.kind == "dedup" and more:
+            reason = f"repeats fact {verdict.targets[0]} and says more in another clause"
+            return Outcome("admit", "subject_predicate", zone, best, reason)
         if verdict is not None:
             return verdict
     elif (marker := pack.change_signal(text)) is not None:

@@ -193,13 +193,15 @@ class SemanticTier:
             neighbours = await self._nearest(user, agent, vector, self.thresholds.top_k)
         names = await self._names.known(user, agent)
         given = (fields["subject"], fields["predicate"], fields["object"])
-        parsed = self.locale.split(text, names)
-        triple = pipeline.Triple(*given) if given[0] and given[1] and given[2] else parsed
+        readings = self.locale.readings(text, names)
+        told = bool(given[0] and given[1] and given[2])
+        triple = pipeline.Triple(*given) if told else (readings[0] if readings else None)
         same: list[Fact] = []
+        also: list[tuple[pipeline.Triple, list[Fact]]] = []
         if triple is not None and exact is None:
-            parts = {"subject": triple.subject, "predicate": triple.predicate, "object": triple.object}
-            fields = {**fields, **{key: fields[key] or value for key, value in parts.items()}}
             same = await self._names.same_predicate(user, agent, triple, names)
+            for clause in readings[1:] if not told else ():  # the caller's triple is the statement's reading
+                also.append((clause, await self._names.same_predicate(user, agent, clause, names)))
         outcome = pipeline.decide(
             text,
             exact=exact,
@@ -210,7 +212,12 @@ class SemanticTier:
             triple=triple,
             names=names,
             judged=self.judge is not None,
+            also=also,
         )
+        read = outcome.clause or triple  # what the fact is stored as: the clause that changed a held fact, if one did
+        if read is not None and exact is None:
+            parts = {"subject": read.subject, "predicate": read.predicate, "object": read.object}
+            fields = {**fields, **{key: fields[key] or value for key, value in parts.items()}}
         now = utcnow()
         provenance = {"source_episode_ids": sources, "promotion_ts": now, "rule_id": rule_id,
                       "confidence": confidence}  # fmt: skip
