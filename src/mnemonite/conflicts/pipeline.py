@@ -92,19 +92,9 @@ def decide(
         replaces = pack.replaces(text)
         floor = thresholds.conflict_check if replaces else thresholds.change_signal
         verdict = _by_triple(triple, related, zone, best, pack, judged, signal, floor, replaces)
-        more = False  # another clause says what no held fact does
-        for clause, held in also if verdict is None or verdict.kind != "supersede" else ():
-            if clause.resolved:
-                found = _related(neighbours, held, pack, thresholds, names)
-                other = _by_triple(clause, found, zone, best, pack, judged, signal, floor, replaces)
-                if other is not None and other.kind == "supersede":
-                    return replace(other, reason=f"another clause: {other.reason}", clause=clause)
-                # a clause with no object that only a catch-all read ("jess, my sister, ...") says nothing more
-                says = bool(clause.object) or not clause.loose
-                more = more or (says and (other is None or other.kind != "dedup"))
-        if verdict is not None and verdict.kind == "dedup" and more:
-            reason = f"repeats fact {verdict.targets[0]} and says more in another clause"
-            return Outcome("admit", "subject_predicate", zone, best, reason)
+        if also and (verdict is None or verdict.kind != "supersede"):
+            args = (neighbours, pack, thresholds, names, zone, best, judged, signal, floor, replaces)
+            verdict = _other_clauses(verdict, also, *args)
         if verdict is not None:
             return verdict
     elif (marker := pack.change_signal(text)) is not None:
@@ -112,6 +102,38 @@ def decide(
         if targets:
             return Outcome("supersede", "regex", zone, best, f"explicit change signal ({marker!r})", tuple(targets))
     return _by_zone(zone, best, neighbours, thresholds, judged or triple is None)
+
+
+def _other_clauses(
+    verdict: Outcome | None,
+    also: Sequence[tuple[Triple, Sequence[Fact]]],
+    neighbours: Sequence[tuple[Fact, float]],
+    pack: LocalePack,
+    thresholds: ConflictThresholds,
+    names: frozenset[str],
+    zone: Zone,
+    best: float | None,
+    judged: bool,
+    signal: str | None,
+    floor: float,
+    replaces: bool,
+) -> Outcome | None:
+    """The decision once the statement's other clauses are read: one may supersede what the first reading left
+    alone; a duplicate stays one only if no other clause says what no held fact does."""
+    more = False
+    for clause, held in also:
+        if clause.resolved:
+            found = _related(neighbours, held, pack, thresholds, names)
+            other = _by_triple(clause, found, zone, best, pack, judged, signal, floor, replaces)
+            if other is not None and other.kind == "supersede":
+                return replace(other, reason=f"another clause: {other.reason}", clause=clause)
+            # a clause with no object that only a catch-all read ("jess, my sister, ...") says nothing more
+            says = bool(clause.object) or not clause.loose
+            more = more or (says and (other is None or other.kind != "dedup"))
+    if verdict is not None and verdict.kind == "dedup" and more:
+        reason = f"repeats fact {verdict.targets[0]} and says more in another clause"
+        return Outcome("admit", "subject_predicate", zone, best, reason)
+    return verdict
 
 
 def _hot(
