@@ -15,7 +15,9 @@ Every candidate fact goes through the stages in order; the first that reaches a 
    polarity), the user's names and first person meeting as ``user``: the same triple →
    duplicate; a negation or retraction of a held statement, or the same single-valued
    predicate with another object → supersede; another object of an additive predicate, another
-   subject, or (without a judge) another predicate → admit.
+   subject, or (without a judge) another predicate → admit. Where the statement has several clauses and the
+   first reading replaces nothing, another clause may supersede; a duplicate whose other clauses say something
+   new is admitted.
 5. Still undecided: NEAR-DUP → duplicate; CONFLICT-CHECK → admitted ``pending`` for a
    `ConflictJudge` when the statement could not be parsed (or a judge is configured); COLD → admit.
 
