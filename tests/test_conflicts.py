@@ -101,6 +101,12 @@ def test_canonical_text_and_hash() -> None:
         ("I'm twenty-nine", ("user", "age", "29")),  # number words are read as digits
         ("I have twenty one cats", ("user", "count_cat", "21")),
         ("my husband's a firefighter", ("user's husband", "is_a", "firefighter")),  # "a firefighter" is no name
+        # a title at a place of work is a job (one at a time); a member or a regular of a place is not
+        ("I'm a junior designer at Figma", ("user", "job_title", "junior designer at figma")),
+        ("I'm a member at the local gym", ("user", "is_a", "member at the local gym")),
+        ("Linda's my manager", ("user", "manager", "linda")),
+        ("my boss is called Linda", ("user", "manager", "linda")),
+        ("been playing guitar for years", ("user", "play", "guitar for years")),
         ("radiohead is my all-time favorite band", ("user", "favourite_band", "radiohead")),
         ("my fav band is Radiohead", ("user", "favourite_band", "radiohead")),
         ("my dad retired from Boeing", ("user's dad", "works_at", "boeing")),
@@ -671,6 +677,10 @@ async def test_a_change_signal_never_replaces_an_adjective_or_a_possession_far_i
         # "a firefighter" is what the husband is, not who: his name is not replaced
         ("My husband is Gareth", "my husband's a firefighter", False),
         ("I'm in a running club", "joined a climbing club too last week", False),
+        ("I'm a junior designer at Figma", "got promoted to senior designer last week", True),
+        ("I'm a nurse at St. Luke's", "I'm a volunteer at the food bank on weekends", False),
+        ("I'm learning Japanese on Duolingo", "gave up on Japanese honestly, no time", True),
+        ("My boss is called Linda", "my new boss is Mo", True),
     ],
 )
 async def test_statements_said_the_way_people_chat(mem: Memory, held: str, candidate: str, changes: bool) -> None:
@@ -689,7 +699,8 @@ async def test_statements_said_the_way_people_chat(mem: Memory, held: str, candi
     [("I'm 29 years old", "I'm twenty-nine"), ("I have two kids", "I have 2 kids"),
      ("I have 3 kids", "I'm a mom of three"),
      ("My favourite band is Radiohead", "radiohead is my all time favorite band"),
-     ("My sister Jess is a dentist", "Jess, my sister, works as a dentist")],
+     ("My sister Jess is a dentist", "Jess, my sister, works as a dentist"),
+     ("I play guitar", "been playing guitar for years"), ("my boss is called Linda", "Linda's my manager")],
 )  # fmt: skip
 async def test_the_same_said_in_other_words_dedups(mem: Memory, held: str, candidate: str) -> None:
     old = await mem.semantic.remember(ALEX, held)
@@ -750,3 +761,39 @@ async def test_another_clause_never_makes_a_statement_a_duplicate(mem: Memory) -
     assert decision.kind == "admit", decision.reason
     facts = {f.id: f.text for f in await mem.semantic.facts(ALEX)}
     assert held.id in facts and "we adopted a puppy, I live in Leeds" in facts.values()
+
+
+@pytest.mark.parametrize(
+    ("held", "candidate", "kind"),
+    [
+        # the same statement with another number: an update, however close the two look
+        ("I take 10mg of lisinopril daily", "I take 20mg of lisinopril daily", "supersede"),
+        ("My phone number is 555-1234", "My phone number is 555-9876", "supersede"),
+        ("The meeting with Bob is at 3pm", "The meeting with Bob is at 4pm", "supersede"),
+        ("My salary is 50000 dollars", "My salary is 65000 dollars", "supersede"),  # what a person has: one number
+        ("I visited Paris in 2019", "I visited Paris in 2022", "admit"),  # another year is another visit
+        # another name or day in its place: kept beside the fact, never dropped as a duplicate
+        ("Lunch with Ana on Friday", "Lunch with Ana on Monday", "admit"),
+        ("I love my dog Rex", "I really love my dog Rex", "dedup"),  # a word added is no other value
+    ],
+)
+async def test_a_near_identical_statement_with_another_value_is_never_dropped(
+    mem: Memory, held: str, candidate: str, kind: str
+) -> None:
+    old = await mem.semantic.remember(ALEX, held)
+    decision = await mem.semantic.remember_with_decision(ALEX, candidate)
+    assert decision.kind == kind, decision.reason
+    current = {f.text for f in await mem.semantic.facts(ALEX)}
+    assert (held in current) == (kind != "supersede") and (candidate in current) == (kind != "dedup")
+    if kind != "admit":
+        assert decision.matched_ids == [old.id]
+
+
+async def test_a_change_word_in_another_clause_reaches_only_its_own_predicate(mem: Memory) -> None:
+    """ "used to" in the middle of a story ends no held fact of another kind."""
+    held = await mem.semantic.remember(ALEX, "Caroline had a not-so-great experience on a hike")
+    decision = await mem.semantic.remember_with_decision(
+        ALEX, "Caroline used to go horseback riding with her dad as a kid and we'd go through the fields"
+    )
+    assert decision.kind == "admit", decision.reason
+    assert held.id in {f.id for f in await mem.semantic.facts(ALEX)}

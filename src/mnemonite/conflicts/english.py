@@ -58,7 +58,7 @@ ENGLISH = LocalePack(
          r"|a couple of|a couple|couple of|several|\d+) (?:days?|weeks?|months?|years?|hours?) ago\b", ""),
         (r"\b(?:on|last|this) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", ""),
         (r"\b(?:this|last|yesterday|tonight) (?:morning|afternoon|evening|night|weekend)\b", ""),
-        (r"\b(?:btw|lol|haha|fyi)\b", ""),
+        (r"\b(?:btw|lol|haha|fyi|tbh|tbf|ngl|honestly|literally|basically)\b", ""),
         # A chat statement that opens with a verb in the past leaves its subject out: it is the speaker's ("quit
         # smoking", "started at acme", "sold my car"). Only verbs of a closed list, followed by a word that is
         # neither a verb nor a pronoun, and never in a first clause with a verb "to be" of its own ("lost in
@@ -66,6 +66,8 @@ ENGLISH = LocalePack(
         # title keeps its place.
         (rf"^\s*(?=(?:(?:just|finally|recently|also|already|officially|then) )*{_PAST} "
          rf"(?!(?:{_SUBJECT_AFTER}|{_PAST})\b)(?![^,;]*\b(?:is|are|was|were|am)\b))", "i "),
+        # "been playing guitar for years": the speaker's, as "i have been playing"
+        (r"^\s*(?=been \w+ing\b)", "i have "),
         # "i've gone", "she has quit": the perfect of a change is the change
         (r"\b(?:have|has|had) (?=(?:just |finally |recently |also |now |already |officially )*(?:gone|become|cut"
          r"|quit|left|sold|bought|switched|changed|stopped|decided|finished|given up|dropped|married|divorced"
@@ -80,7 +82,7 @@ ENGLISH = LocalePack(
         (r"\b(?:(?:a|an|this|some) (?:\w+ )?(?:woman|man|guy|girl|lady|person|dude|gal|fellow|boy|kid)|someone"
          r"|somebody) (?:named|called) (?=\w)", ""),
         # "my car's a corolla", "his name's tom": the 's of "is"
-        (r"\b(\w+)'s (?=(?:a|an|the|not|now|still|called|named|in|at|from)\b)", r"\1 is "),
+        (r"\b(\w+)'s (?=(?:a|an|the|not|now|still|called|named|in|at|from|my|our)\b)", r"\1 is "),
         (r"\bname's\b", "name is"),
         (r"\b(?:stopped|quit|gave up|given up|give up on|gave up on) (\w+ing)\b", r"no longer \1"),
         (r"\b(?:gave|given|give|giving) up on (?:my |the )?", "no longer doing "),
@@ -192,6 +194,7 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"(?P<object>[\w ]+) is {_POSS} (?:manager|boss)", predicate="manager",
                    names_object=True),
         Normaliser(pattern=rf"{_POSS} name is {_OBJ}", predicate="name"),
+        Normaliser(pattern=rf"{_POSS} (?:manager|boss) is (?:called|named) {_OBJ}", predicate="manager"),
         Normaliser(pattern=rf"{_SUBJ} (?:am|is|are) (?:called|named) {_OBJ}", predicate="name"),
         # One family for who a person's partner is and their relationship status: "married to x" keeps
         # "married", so "engaged to sam" then "married sam" is a change, and "single" meets "dating kim".
@@ -250,6 +253,11 @@ ENGLISH = LocalePack(
         Normaliser(pattern=rf"{_SUBJ} (?:dislike|dislikes|hate|hates) {_OBJ}", predicate="dislikes",
                    single_valued=False),
         Normaliser(pattern=rf"{_SUBJ} (?:have|has|own|owns|got) {_OBJ}", predicate="has", single_valued=False),
+        # "i'm a junior designer at figma": a title at a place of work is a job, one at a time (not a member, a
+        # regular, a volunteer or a student of a place)
+        Normaliser(pattern=rf"{_ONE} (?:am|is|are) (?:a|an) (?P<object>(?!(?:member|regular|volunteer|customer|client"
+                   rf"|patient|guest|fan|student|resident|visitor|subscriber|participant|attendee|tourist|friend)\b)"
+                   rf"(?:[\w'-]+ ){{0,3}}?[\w'-]+ (?:at|for) .+)", predicate="job_title"),
         # Any other verb: its stem is the predicate, additive unless the pack says otherwise.
         Normaliser(pattern=rf"{_ONE} (?:am|is|are) (?P<what>\w+ing)(?: {_OBJ})?", predicate="{what}",
                    single_valued=False, fallback=True),

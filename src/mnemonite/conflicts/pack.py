@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -79,6 +79,7 @@ class Triple:
     single_valued: bool = True
     negated: bool = False
     loose: bool = False  # read by a catch-all normaliser: its predicate is only the verb
+    said: str = field(default="", compare=False)  # the clause it was read from, in a statement of several
 
     @property
     def resolved(self) -> bool:
@@ -236,7 +237,11 @@ class LocalePack(Model):
             one = self._split_clause(text, known)
             return (one,) if one is not None else ()
         lead = self._lead(clauses[0])
-        found = [triple for clause in reversed(clauses) if (triple := self._clause(clause, lead, known))]
+        found = [
+            replace(triple, said=clause)
+            for clause in reversed(clauses)
+            if (triple := self._clause(clause, lead, known))
+        ]
         if not found:
             return ()
         # A retraction is what a compound statement changes ("not vegetarian anymore, i eat fish now"),
@@ -406,7 +411,9 @@ def _unjoined(text: str) -> str:
 def _proper_words(text: str) -> frozenset[str] | None:
     if text == text.lower():
         return None
-    return frozenset(word.lower() for word in re.findall(r"\b[^\W\d_][\w'-]*", text) if word[0].isupper())
+    capitalised = [word.lower() for word in re.findall(r"\b[^\W\d_][\w'\u2019-]*", text) if word[0].isupper()]
+    # "Linda's my manager": the name is "linda"
+    return frozenset([*capitalised, *(re.sub(r"['\u2019]s$", "", word) for word in capitalised)])
 
 
 _NAME = re.compile(r"[^\W\d_][\w'-]{0,39}(?: [^\W\d_][\w'-]{0,39}){0,3}")

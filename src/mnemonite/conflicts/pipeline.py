@@ -27,8 +27,10 @@ is reproducible from its audit row's inputs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 
 from mnemonite.conflicts.pack import USER, LocalePack, Triple
 from mnemonite.models.conflict import ConflictThresholds, DecisionKind, Stage, Zone
@@ -80,8 +82,10 @@ def decide(
     if exact is not None:
         return Outcome("dedup", "exact", zone, best, "same canonical text (MD5)", (exact.id,))
     triple = triple or pack.split(text, names)
-    if zone == "HOT" and neighbours:
-        return _hot(text, triple, neighbours[0], pack, thresholds, names)
+    swap = _another_value(text, neighbours[0][0].text) if zone == "HOT" and neighbours else None
+    hot = _hot(text, triple, neighbours[0], pack, thresholds, names, swap) if zone == "HOT" and neighbours else None
+    if hot is not None:
+        return hot
     marker = pack.plan_marker(text)
     if marker is not None:
         return Outcome("admit", "regex", zone, best, f"a plan or hypothetical ({marker!r}): nothing changed yet")
@@ -95,15 +99,47 @@ def decide(
         floor = thresholds.conflict_check if replaces else thresholds.change_signal
         verdict = _by_triple(triple, related, zone, best, pack, judged, signal, floor, replaces)
         if also and (verdict is None or verdict.kind != "supersede"):
-            args = (neighbours, pack, thresholds, names, zone, best, judged, signal, floor, replaces)
-            verdict = _other_clauses(verdict, also, *args)
-        if verdict is not None:
+            verdict = _other_clauses(verdict, also, neighbours, pack, thresholds, names, zone, best, judged)
+        if verdict is not None and (swap is None or verdict.kind != "dedup"):  # a parse blind to the swapped value
             return verdict
     elif (marker := pack.change_signal(text)) is not None:
         targets = _changed(neighbours, pack, thresholds, names)
         if targets:
             return Outcome("supersede", "regex", zone, best, f"explicit change signal ({marker!r})", tuple(targets))
-    return _by_zone(zone, best, neighbours, thresholds, judged or triple is None)
+    return _by_zone(zone, best, neighbours, thresholds, judged or triple is None, swap, judged)
+
+
+def _another_value(text: str, held: str) -> tuple[str, str] | None:
+    """Where the candidate says another value than the held statement it is nearly identical to, the held words
+    and the candidate's: a number ("10mg" -> "20mg"), or a capitalised word ("Tuesday" -> "Thursday"), put in
+    the place of another. Words added or dropped around the same values ("really", "now") are no other value."""
+    mine, theirs = _VALUE_WORD.findall(text), _VALUE_WORD.findall(held)
+    folded = SequenceMatcher(a=[w.lower() for w in theirs], b=[w.lower() for w in mine], autojunk=False)
+    for op, i1, i2, j1, j2 in folded.get_opcodes():
+        old, new = theirs[i1:i2], mine[j1:j2]
+        if op == "replace" and any(_is_value(word, at == 0) for words, start in ((old, i1), (new, j1))
+                                   for at, word in enumerate(words, start)):  # fmt: skip
+            return " ".join(old).lower(), " ".join(new).lower()
+    return None
+
+
+def _is_value(word: str, first: bool) -> bool:
+    """A number, or a capitalised word that is not the sentence's first or "I"."""
+    return any(c.isdigit() for c in word) or (not first and word[:1].isupper() and word not in ("I", "I'm"))
+
+
+def _numbers_only(swap: tuple[str, str]) -> bool:
+    """Whether a swap changes only numbers, none of them a year ("in 2019" and "in 2022" are two events)."""
+    pairs = [(a, b) for a, b in zip(swap[0].split(), swap[1].split(), strict=False) if a != b]
+    numbers = len(swap[0].split()) == len(swap[1].split()) and all(
+        any(c.isdigit() for c in a) and any(c.isdigit() for c in b) for a, b in pairs
+    )
+    return numbers and not any(_YEAR.fullmatch(word) for pair in pairs for word in pair)
+
+
+_VALUE_WORD = re.compile(r"[^\W_][\w'\u2019.:/-]*[^\W_]|[^\W_]")
+_YEAR = re.compile(r"(?:1[89]|20)\d\d")
+_DIGIT = re.compile(r"\d")
 
 
 def _other_clauses(
@@ -116,16 +152,19 @@ def _other_clauses(
     zone: Zone,
     best: float | None,
     judged: bool,
-    signal: str | None,
-    floor: float,
-    replaces: bool,
 ) -> Outcome | None:
     """The decision once the statement's other clauses are read: one may supersede what the first reading left
-    alone; a duplicate stays one only if no other clause says what no held fact does."""
+    alone, with the change words of its own clause (not another's), and of another predicate only by a negation or
+    a word that names a replacement ("switched to"): "used to go riding as a kid" in the middle of a story ends
+    nothing; a duplicate stays one only if no other clause says what no held fact does."""
     more = False
     for clause, held in also:
         if clause.resolved:
             found = _related(neighbours, held, pack, thresholds, names)
+            signal, replaces = pack.change_signal(clause.said), pack.replaces(clause.said)
+            if not (replaces or clause.negated):  # a change word reaches only the clause's own predicate here
+                found = [row for row in found if row[1] is not None and row[1].predicate == clause.predicate]
+            floor = thresholds.conflict_check if replaces else thresholds.change_signal
             other = _by_triple(clause, found, zone, best, pack, judged, signal, floor, replaces)
             if other is not None and other.kind == "supersede":
                 return replace(other, reason=f"another clause: {other.reason}", clause=clause)
@@ -145,7 +184,10 @@ def _hot(
     pack: LocalePack,
     thresholds: ConflictThresholds,
     names: frozenset[str],
-) -> Outcome:
+    swap: tuple[str, str] | None,
+) -> Outcome | None:
+    """The HOT zone's decision, or None where the statement puts another value in the place of one (left to
+    parsing; admitted beside the fact if parsing does not decide)."""
     fact, cosine = nearest
     dedup = Outcome("dedup", "embedding", "HOT", cosine, f"cosine {cosine:.3f} ≥ {thresholds.hot}", (fact.id,))
     if thresholds.strict_hot:
@@ -161,13 +203,19 @@ def _hot(
         marker = pack.change_signal(text if mine else fact.text)
         reason = f"cosine {cosine:.3f}, but the statement {flip} fact {fact.id} ({marker!r}; polarity before identity)"
         return Outcome("supersede", "regex", "HOT", cosine, reason, (fact.id,))
-    return dedup
+    if swap is not None and _numbers_only(swap):  # "I take 20mg of lisinopril daily" after "10mg"
+        reason = f"cosine {cosine:.3f}, the same statement with another number ({swap[0]!r} -> {swap[1]!r})"
+        return Outcome("supersede", "embedding", "HOT", cosine, reason, (fact.id,))
+    return None if swap is not None else dedup
 
 
 def _by_zone(
     zone: Zone, best: float | None, neighbours: Sequence[tuple[Fact, float]], thresholds: ConflictThresholds,
-    undecided: bool,
+    undecided: bool, swap: tuple[str, str] | None = None, judged: bool = False,
 ) -> Outcome:  # fmt: skip
+    if swap is not None and neighbours:  # HOT, but with another value that parsing did not decide on: both are kept
+        reason = f"cosine {best:.3f}, but another value ({swap[0]!r} -> {swap[1]!r}) than fact {neighbours[0][0].id}"
+        return Outcome("pending" if judged else "admit", "embedding", zone, best, reason)
     if zone == "NEAR_DUP" and neighbours:
         reason = f"cosine {best:.3f} ≥ {thresholds.near_dup}, no change signal"
         return Outcome("dedup", "embedding", zone, best, reason, (neighbours[0][0].id,))
@@ -281,6 +329,11 @@ def _changes(
                 f"same subject and single-valued predicate ({triple.predicate}), another object",
                 tuple(other),
             )
+    if "'s " in triple.subject and triple.predicate in _COPULA and not triple.negated and _DIGIT.search(triple.object):
+        # what a person has, said with a number ("my salary is 65000 dollars", "my address is 14 oak street")
+        other = [f.id for f, o in same if not o.negated and _DIGIT.search(o.object) and o.object != triple.object]
+        if other:
+            return ("subject_predicate", f"another number for {triple.subject!r}", tuple(other))
     ranked = sorted(parsed, key=lambda row: -(row[2] or -1))
     if signal and not triple.negated and triple.predicate not in _VAGUE and not _own_verb(signal, triple.predicate):
         # "i run in the evenings now" after "i run in the mornings": a change of the same predicate
