@@ -196,3 +196,14 @@ def test_search_puts_a_replaced_turn_below_what_replaced_it_unless_asked(service
         scored = ok(http.post("/v1/search", json={**body, "current_first": False}))
     assert [(h["record"]["id"], h["superseded"]) for h in scored] == [("old", True), ("new", False)]
     assert [(h["record"]["id"], h["superseded"]) for h in current] == [("new", False), ("old", True)]
+
+
+@pytest.mark.parametrize("stamp", ["9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00"])
+def test_a_time_outside_the_storable_years_is_a_422(service: Service, stamp: str) -> None:
+    """A time that is valid where it was written but falls outside years 1-9999 in UTC is refused, not a 500."""
+    with service.client("alice") as http:
+        one = {"content": "hi", "session": "s", "agent": "rag", "timestamp": stamp}
+        for path, body in (("/v1/episodes", one), ("/v1/episodes/batch", {"episodes": [one]})):
+            answer = http.post(path, json=body)
+            assert answer.status_code == 422 and "outside the years 1-9999" in answer.text, answer.text
+        assert ok(http.get("/v1/episodes"))["items"] == []

@@ -77,7 +77,7 @@ def _walk(value: object, depth: int) -> Problem:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, datetime):
-        return f"{value.isoformat()} has no timezone" if value.tzinfo is None else _moment_problem(value)
+        return f"{value.isoformat()} has no timezone" if value.tzinfo is None else moment_problem(value)
     if isinstance(value, int | float):
         problem = _number_problem(value)
         return None if problem is None else f"{value} {problem}"
@@ -126,10 +126,10 @@ def _is_datetime(value: object) -> Problem:
         return "must be a datetime"
     if value.utcoffset() is None:
         return "must be timezone-aware (e.g. datetime.now(UTC))"
-    return _moment_problem(value)
+    return moment_problem(value)
 
 
-def _moment_problem(value: datetime) -> Problem:
+def moment_problem(value: datetime) -> Problem:
     """Times are stored in UTC: one whose UTC time falls outside years 1-9999 cannot be."""
     try:
         value.astimezone(UTC)

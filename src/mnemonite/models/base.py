@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, ClassVar, Self
+from datetime import datetime
+from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, ModelWrapValidatorHandler, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    ModelWrapValidatorHandler,
+    ValidationError,
+    model_validator,
+)
 
 from mnemonite.errors import InvalidInputError, MnemoniteError
-from mnemonite.inputs import check_strings
+from mnemonite.inputs import check_strings, moment_problem
 
 
 def new_id() -> str:
     """A fresh random id (32 hex characters)."""
     return uuid.uuid4().hex
+
+
+def _storable(value: datetime) -> datetime:
+    problem = moment_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+# A timezone-aware time that can be stored: in UTC, within the years 1-9999.
+Moment = Annotated[AwareDatetime, AfterValidator(_storable)]
 
 
 def describe(error: ValidationError) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from pydantic import AwareDatetime, Field, field_validator
+from pydantic import Field, field_validator
 
 from mnemonite._time import utcnow
 from mnemonite.errors import MemoryScopeError
-from mnemonite.models.base import Model, new_id
+from mnemonite.models.base import Model, Moment, new_id
 from mnemonite.models.sensitivity import SensitivityField
 from mnemonite.scope import check_id
 
@@ -29,14 +29,14 @@ class Episode(Model):
 
     id: str = Field(default_factory=new_id, min_length=1, max_length=256)
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
-    timestamp: AwareDatetime = Field(default_factory=utcnow)
+    timestamp: Moment = Field(default_factory=utcnow)
     source_node: str = Field(default="", max_length=256)  # indexed with the scope key (see scope.MAX_ID_CHARS)
     user: str | None = None
     session: str | None = None
     agent: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     access_count: int = Field(default=0, ge=0)
-    last_accessed_at: AwareDatetime | None = None
+    last_accessed_at: Moment | None = None
     sensitivity: SensitivityField = Field(default="internal", description="left out: the episodic tier's default")
 
     @field_validator("content")

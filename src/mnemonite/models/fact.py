@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, Field
+from pydantic import Field
 
-from mnemonite.models.base import Model
+from mnemonite.models.base import Model, Moment
 from mnemonite.models.deltas import MemoryDelta
 from mnemonite.models.sensitivity import SensitivityField
 
@@ -35,12 +35,12 @@ class FactPayload(Model):
     predicate: str | None = None
     object: str | None = None
     memory_type: MemoryType = "fact"
-    valid_from: AwareDatetime | None = None
-    valid_to: AwareDatetime | None = None
+    valid_from: Moment | None = None
+    valid_to: Moment | None = None
     tags: list[str] = Field(default_factory=list)
     channels: list[str] = Field(default_factory=list)
     summary: str | None = None
-    event_date: AwareDatetime | None = None
+    event_date: Moment | None = None
     event_date_confidence: EventDateConfidence | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
     status: Literal["active", "pending"] = Field(default="active", description="pending: awaiting a judge")
@@ -68,21 +68,21 @@ class Fact(Model):
     payload: dict[str, Any] = Field(default_factory=dict)
     memory_type: MemoryType = "fact"
     status: FactStatus = "active"
-    valid_from: AwareDatetime
-    valid_to: AwareDatetime | None = None
-    recorded_at: AwareDatetime
-    superseded_at: AwareDatetime | None = None
+    valid_from: Moment
+    valid_to: Moment | None = None
+    recorded_at: Moment
+    superseded_at: Moment | None = None
     source_episode_ids: list[str] = Field(default_factory=list)
     rule_id: str
     confidence: float = Field(ge=0.0, le=1.0)
-    promotion_ts: AwareDatetime
+    promotion_ts: Moment
     salience: float = Field(default=DEFAULT_SALIENCE, ge=0.0, le=1.0)
     access_count: int = 0
-    last_accessed_at: AwareDatetime | None = None
+    last_accessed_at: Moment | None = None
     tags: list[str] = Field(default_factory=list)
     channels: list[str] = Field(default_factory=list)
     summary: str | None = None
-    event_date: AwareDatetime | None = None
+    event_date: Moment | None = None
     event_date_confidence: EventDateConfidence | None = None
     entities: list[EntityLink] = Field(default_factory=list, description="graph entities, each with its role")
     token_count: int | None = Field(default=None, description="tokens of the text (None: not counted)")
@@ -96,7 +96,7 @@ class Lineage(Model):
     new_id: str
     old_id: str
     relation: LineageRelation
-    at: AwareDatetime
+    at: Moment
 
 
 class DeltaRecord(Model):
@@ -110,11 +110,11 @@ class DeltaRecord(Model):
     kind: Literal["add", "update", "delete", "noop"]
     rule_id: str
     delta: MemoryDelta
-    emitted_at: AwareDatetime
-    applied_at: AwareDatetime | None = None
+    emitted_at: Moment
+    applied_at: Moment | None = None
     fact_id: str | None = None
     closed_fact_ids: list[str] = Field(default_factory=list)
-    rejected_at: AwareDatetime | None = None
+    rejected_at: Moment | None = None
     rejected_reason: str | None = None
 
 
@@ -130,8 +130,8 @@ class FactFilter(Model):
 
     user: str
     agent: str | None = None
-    as_of: AwareDatetime | None = None
-    valid_at: AwareDatetime | None = None
+    as_of: Moment | None = None
+    valid_at: Moment | None = None
     status: FactStatus | None = None
     subject: str | None = None
     predicate: str | None = None

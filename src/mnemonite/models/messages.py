@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import orjson
-from pydantic import AwareDatetime, Field, field_validator
+from pydantic import Field, field_validator
 
 from mnemonite._time import utcnow
-from mnemonite.models.base import Model, new_id
+from mnemonite.models.base import Model, Moment, new_id
 from mnemonite.models.sensitivity import Sensitivity
 
 __all__ = ["Attribution", "EventKind", "Message", "MessageHit", "Role", "SessionEvent"]
@@ -38,7 +38,7 @@ class Message(Model):
     id: str = Field(default_factory=new_id, min_length=1, max_length=256)
     user: str | None = None
     session: str | None = None
-    timestamp: AwareDatetime = Field(default_factory=utcnow)
+    timestamp: Moment = Field(default_factory=utcnow)
     important: bool = False
     metadata: dict[str, Any] = Field(default_factory=dict)
     sensitivity: Sensitivity | None = None
@@ -78,7 +78,7 @@ class SessionEvent(Model):
     agent: str
     payload: dict[str, Any] = Field(default_factory=dict)
     id: str = Field(default_factory=new_id, min_length=1, max_length=256)
-    at: AwareDatetime = Field(default_factory=utcnow)
+    at: Moment = Field(default_factory=utcnow)
     sensitivity: Sensitivity = "internal"
 
     @field_validator("payload")
