@@ -57,3 +57,10 @@ def test_blank_or_nul_ids_are_refused(bad: str) -> None:
         Scope(user=bad)
     with pytest.raises(MemoryScopeError):
         episode_key("alice", bad, "rag")
+
+
+@pytest.mark.parametrize("typo", [{"agnet": "rag"}, {"tenant": "t"}, {"sesion": "s1"}])
+def test_a_misspelt_component_is_refused_not_ignored(typo: dict[str, str]) -> None:
+    """Ignored, a misspelt agent would widen a read to every agent of the user."""
+    with pytest.raises(MemoryScopeError, match="unknown component"):
+        Scope(user="alice", **typo)

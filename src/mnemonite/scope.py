@@ -111,7 +111,7 @@ class Scope(BaseModel):
     Omitted components widen a read: ``Scope(user="alice")`` is every session of every agent.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     user: str
     agent: str | None = None
@@ -127,7 +127,12 @@ class Scope(BaseModel):
         try:
             return handler(data)
         except ValidationError as error:
-            raise MemoryScopeError(f"invalid Scope: {error.errors()[0]['msg']}") from None
+            first = error.errors()[0]
+            if first["type"] == "extra_forbidden":  # a misspelt component would widen a read to every agent
+                raise MemoryScopeError(
+                    f"invalid Scope: unknown component {first['loc'][0]!r} (a scope is user, agent and session)"
+                ) from None
+            raise MemoryScopeError(f"invalid Scope: {first['msg']}") from None
 
     @model_validator(mode="after")
     def _check(self) -> Self:
