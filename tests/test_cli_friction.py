@@ -327,3 +327,18 @@ def test_export_then_import_round_trips_and_refuses_damage(tmp_path: Path) -> No
     assert not (tmp_path / "c.db").exists()
     assert "no database" in fails("--db", str(tmp_path / "none.db"), "export", str(tmp_path / "n.jsonl"))
     assert not (tmp_path / "none.db").exists() and not (tmp_path / "n.jsonl").exists()
+
+
+def test_a_kept_derived_fact_is_named_with_the_command_that_removes_it(tmp_path: Path) -> None:
+    """Once the episodes are gone --derived finds none: the hint names the fact purge, which works."""
+    db = ["--db", str(tmp_path / "m.db"), "--no-embed"]
+    meta = ("--meta", "subject=alice", "--meta", "predicate=lives in", "--meta", "object=Oslo")
+    ok(*db, "record", "I live in Oslo", *WHO, "--id", "said-oslo", *meta)
+    ok(*db, "rules", "add", "r", "--every", "1")
+    ok(*db, "consolidate", "r")
+    said = ok(*db, "purge-episodes", "said-oslo", "--reason", "erasure request")
+    assert "mnemonite purge FACT_ID" in said and "--derived" in said
+    fact = json.loads(ok(*db, "facts", "-u", "alice", "--json"))[0]["id"]
+    assert fact in said
+    ok(*db, "purge", fact, "--reason", "erasure request")
+    assert json.loads(ok(*db, "facts", "-u", "alice", "--json")) == []

@@ -109,6 +109,8 @@ def purge_episodes(
     if emit_one(done, as_json=as_json):
         return
     say(f"purged {len(done.episode_ids)} episode(s): {e(', '.join(done.episode_ids))}")
-    if done.derived_fact_ids:
-        verb = "purged" if derived else "kept (use --derived to purge them)"
-        say(f"facts derived from them, {verb}: {e(', '.join(done.derived_fact_ids))}")
+    if done.derived_fact_ids and derived:
+        say(f"facts derived from them, purged: {e(', '.join(done.derived_fact_ids))}")
+    elif done.derived_fact_ids:  # the episodes are gone: --derived would find none now, each fact is purged by id
+        say(f"facts derived from them, kept: {e(', '.join(done.derived_fact_ids))}")
+        say("to remove one too: mnemonite purge FACT_ID --reason '...' (next time, --derived purges them together)")
