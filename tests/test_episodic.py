@@ -8,6 +8,7 @@ import pytest
 
 from conftest import at, ep
 from mnemonite import (
+    Episode,
     EpisodeConflictError,
     InvalidInputError,
     Memory,
@@ -74,6 +75,17 @@ async def test_put_is_idempotent_but_refuses_a_different_episode_under_the_same_
     with pytest.raises(EpisodeConflictError):
         await mem.episodic.put(ep("e1", "hello"), user="other", session="s", agent="a")
     assert (await mem.health()).fragment_count == 1
+
+
+async def test_a_retry_without_a_time_of_its_own_is_the_same_episode(mem: Memory) -> None:
+    """An episode put without a timestamp takes "now", which its retry cannot repeat: the retry is a no-op."""
+    first = await mem.episodic.put(Episode(id="e1", content="hello"), user="u", session="s", agent="a")
+    again = await mem.episodic.put(Episode(id="e1", content="hello"), user="u", session="s", agent="a")
+    assert again.timestamp == first.timestamp and (await mem.health()).fragment_count == 1
+    with pytest.raises(EpisodeConflictError, match="another timestamp"):  # a time given is compared
+        await mem.episodic.put(ep("e1", "hello", 3), user="u", session="s", agent="a")
+    with pytest.raises(EpisodeConflictError, match="another content"):
+        await mem.episodic.put(Episode(id="e1", content="changed"), user="u", session="s", agent="a")
 
 
 async def test_put_many_is_all_or_nothing(mem: Memory) -> None:

@@ -57,10 +57,16 @@ def episode_values(episode: Episode, now: str) -> tuple[Any, ...]:
 
 
 def check_same_episode(stored: Episode, incoming: Episode) -> None:
-    """Putting an id again is a no-op only for the very same episode (content, time, source, scope, metadata)."""
+    """Putting an id again is a no-op only for the very same episode (content, time, source, scope, metadata).
+
+    An episode put without a time of its own takes "now", which a retry cannot repeat: its time is not compared."""
     keep = {"id", "content", "timestamp", "source_node", "user", "session", "agent", "metadata", "sensitivity"}
-    if stored.model_dump(include=keep) != incoming.model_dump(include=keep):
-        raise EpisodeConflictError(f"episode id {incoming.id!r} is already stored with different content or scope")
+    if "timestamp" not in incoming.model_fields_set:
+        keep.discard("timestamp")
+    old, new = stored.model_dump(include=keep), incoming.model_dump(include=keep)
+    differ = [name for name in sorted(keep) if old[name] != new[name]]
+    if differ:
+        raise EpisodeConflictError(f"episode id {incoming.id!r} is already stored with another {', '.join(differ)}")
 
 
 def episode_from_row(row: Row) -> Episode:

@@ -88,6 +88,9 @@ class EpisodicTier:
         assert stored.user is not None and stored.session is not None and stored.agent is not None
         await self._store.put(stored, user=stored.user, session=stored.session, agent=stored.agent)
         await self._fire_rules()
+        if "id" in episode.model_fields_set and "timestamp" not in episode.model_fields_set:
+            # a retry of an id given without a time keeps the time of its first put: what memory holds
+            return await self._store.get_episode(stored.id) or stored
         return stored
 
     async def record(self, scope: Scope, content: str, **fields: Any) -> Episode:
