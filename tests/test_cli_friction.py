@@ -342,3 +342,17 @@ def test_a_kept_derived_fact_is_named_with_the_command_that_removes_it(tmp_path:
     assert fact in said
     ok(*db, "purge", fact, "--reason", "erasure request")
     assert json.loads(ok(*db, "facts", "-u", "alice", "--json")) == []
+
+
+def test_tables_show_stored_text_as_written_without_escape_sequences(tmp_path: Path) -> None:
+    """A stored escape sequence is shown, not sent to the terminal; a backslash is not doubled; a long text is cut."""
+    db = ["--db", str(tmp_path / "m.db"), "--no-embed"]
+    ok(*db, "record", "\x1b[2J\x1b[31mRED", *WHO)
+    ok(*db, "record", "dir C:\\temp\\", *WHO)
+    ok(*db, "record", "x" * 5000, *WHO)
+    shown = ok(*db, "recent", "-u", "alice")
+    assert "\x1b" not in shown and "\\x1b[2J\\x1b[31mRED" in shown
+    assert "dir C:\\temp\\ " in shown and "\\\\" not in shown
+    content = column(shown, 5)
+    assert "(4,400morecharacters;--jsonprintsall)" in content and "x" * 601 not in content
+    assert json.loads(ok(*db, "recent", "-u", "alice", "--json"))[0]["content"] == "x" * 5000

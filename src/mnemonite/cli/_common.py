@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from mnemonite.sync import SyncMemory
@@ -203,8 +205,26 @@ def say(message: str) -> None:
 
 
 def e(value: object) -> str:
-    """A user string, escaped for rich markup (``[postgres]`` prints as is)."""
-    return escape(str(value))
+    """A user string, escaped for rich markup (``[postgres]`` prints as is), its control characters shown."""
+    return escape(shown(value))
+
+
+# Control characters other than newline and tab: a stored escape sequence would clear or recolour the terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CELL_CHARS = 600  # a table cell shows this much of a text (--json prints it whole)
+
+
+def shown(value: object) -> str:
+    """A user string as a terminal may show it: control characters as ``\\xNN``."""
+    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", str(value))
+
+
+def _cell(value: object) -> Text:
+    """A table cell: the text as stored (no markup), control characters shown, a long text cut."""
+    text = shown(value)
+    if len(text) > CELL_CHARS:
+        text = f"{text[:CELL_CHARS]}… ({len(text) - CELL_CHARS:,} more characters; --json prints all)"
+    return Text(text)
 
 
 def _jsonable(item: Any) -> Any:
@@ -259,16 +279,17 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
     On a terminal too narrow for that, the table is drawn wider than the terminal rather than cut.
     """
     grid, needed = Table(caption=None if rows else "(none)"), 1
+    cells = [[_cell(cell) for cell in row] for row in rows]
     for i, header in enumerate(headers):
-        longest = max([len(str(row[i])) for row in rows] + [len(header)])
+        longest = max([len(row[i]) for row in cells] + [len(header)])
         if header in FREE_TEXT:
             grid.add_column(header, overflow="fold", min_width=min(longest, 24), ratio=1)
             needed += min(longest, 24) + 3
         else:
             grid.add_column(header, no_wrap=True, min_width=longest)
             needed += longest + 3
-    for row in rows:
-        grid.add_row(*(e(cell) for cell in row))
+    for row in cells:
+        grid.add_row(*row)
     wide = console if needed <= console.width else Console(file=sys.stdout, width=needed, highlight=False)
     wide.print(grid)
 
