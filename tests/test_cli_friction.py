@@ -356,3 +356,9 @@ def test_tables_show_stored_text_as_written_without_escape_sequences(tmp_path: P
     content = column(shown, 5)
     assert "(4,400morecharacters;--jsonprintsall)" in content and "x" * 601 not in content
     assert json.loads(ok(*db, "recent", "-u", "alice", "--json"))[0]["content"] == "x" * 5000
+
+
+def test_standard_input_that_is_not_utf8_is_named_so(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["--db", str(tmp_path / "m.db"), "--no-embed", "record", "-", *WHO], input=b"caf\xe9")
+    assert result.exit_code == 2 and "standard input is not valid UTF-8 (byte 0xE9 at position 3)" in result.stderr
+    assert ok("--db", str(tmp_path / "m.db"), "--no-embed", "record", "-", *WHO, stdin="café") != ""

@@ -193,7 +193,16 @@ def text_argument(text: str) -> str:
     """The text itself, or standard input for ``-``."""
     if text != "-":
         return text
-    read = sys.stdin.read().strip()
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:
+        read = sys.stdin.read().strip()
+    else:
+        data = raw.read()
+        try:
+            read = data.decode("utf-8").strip()
+        except UnicodeDecodeError as error:
+            where = f"byte 0x{data[error.start]:02X} at position {error.start}"
+            raise typer.BadParameter(f"standard input is not valid UTF-8 ({where})", param_hint="TEXT") from None
     if not read:
         raise typer.BadParameter("standard input was empty", param_hint="TEXT")
     return read
