@@ -12,6 +12,7 @@ import pytest
 
 from mnemonite import (
     AmbiguousIdError,
+    ConfigurationError,
     ConsolidationRule,
     DatabaseNotFoundError,
     Episode,
@@ -40,6 +41,17 @@ NO_MODEL = MemoryConfig(embedder="none")
 )
 def test_bare_paths_become_sqlite_urls(given: str, url: str) -> None:
     assert memory_url(given) == url
+
+
+def test_a_home_path_is_expanded_and_sqlite_uris_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Given from Python, where no shell expands "~", it named a folder "~"; URI options named the file."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert memory_url("~/m.db") == f"sqlite:///{tmp_path}/m.db"
+    for given in ("m.db?mode=ro", "file:m.db", "sqlite:///m.db?mode=ro"):
+        with pytest.raises(ConfigurationError):
+            SyncMemory.open(given, config=NO_MODEL)
+    assert list(tmp_path.iterdir()) == []  # nothing was created
 
 
 async def test_a_bare_path_opens_that_file(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from pathlib import Path
 
@@ -32,6 +33,8 @@ def sqlite_path(url: str) -> Path | str:
         return ":memory:"
     if not rest.startswith("/") or rest == "/":
         raise ConfigurationError(f"SQLite URL must look like sqlite:///path/to/file.db, got {url!r}")
+    if "?" in rest:  # a SQLite URI's options would become part of the file's name
+        raise ConfigurationError(f"SQLite URL options are not supported ({url!r}): name the file alone")
     return Path(rest[1:])
 
 
@@ -40,7 +43,9 @@ def memory_url(text: str) -> str:
     ``sqlite:///m.db``, ``sqlite:///./m.db`` and ``sqlite:////tmp/m.db``; URLs are returned as they are."""
     if "://" in text or text == "":
         return text
-    return f"sqlite:///{text}"
+    if text.startswith("file:"):
+        raise ConfigurationError(f"{text!r} is a SQLite URI: give the path (m.db) or sqlite:///path/to/file.db")
+    return f"sqlite:///{os.path.expanduser(text)}"  # "~/m.db" from Python, where no shell expanded it
 
 
 def _sqlite_target(url: str, *, create: bool) -> Path | str:
