@@ -340,3 +340,11 @@ def test_the_cli_names_a_full_disk_on_one_line(small_disk: tuple[Path, bool]) ->
         assert "space" in one_line_failure(mnemonite(*record, stdin=big, file_limit=limit))
     assert "hello" in mnemonite("--db", str(path), "recent", "-u", "u").stdout
     assert mnemonite(*record, stdin="after").returncode == 0
+
+
+def test_a_text_damaged_inside_a_page_is_a_corrupt_database_error_that_does_not_quote_it() -> None:
+    from mnemonite.store.sqlite_faults import typed
+
+    error = sqlite3.OperationalError("Could not decode to UTF-8 column 'content' with text 'my pin is 4821 \ufffd'")
+    found = typed(error, Path("m.db"), 10.0)
+    assert isinstance(found, DatabaseCorruptError) and ".recover" in str(found) and "4821" not in str(found)

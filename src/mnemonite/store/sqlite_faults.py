@@ -75,6 +75,11 @@ def typed(error: sqlite3.Error, path: Path | str, busy_timeout: float) -> StoreE
         )
     if code == _NOTADB or "file is not a database" in text:
         return NotADatabaseError(f"{path} is not a SQLite database (SQLite: {text})")
+    if "could not decode to utf-8" in text.lower():  # a page overwritten inside a text: its bytes are not quoted
+        return DatabaseCorruptError(
+            f"{path} is damaged (SQLite: a stored text is not valid UTF-8): restore a backup, or salvage it with"
+            f" `sqlite3 {path} .recover`"
+        )
     if code == _CORRUPT:
         return DatabaseCorruptError(
             f"{path} is damaged (SQLite: {text}): restore a backup, or salvage it with `sqlite3 {path} .recover`"
