@@ -357,6 +357,11 @@ class LocalePack(Model):
             prepared = compiled.sub(replacement, prepared)
         return prepared.strip()
 
+    def digits(self, text: str) -> str:
+        """``text`` canonical (lower-cased, whitespace collapsed), its number words as digits ("two kids": "2 kids")."""
+        plain = canonical(text).replace("\u2019", "'")
+        return self._numbers.sub(self._number, plain) if self._numbers is not None else plain
+
     def _number(self, found: re.Match[str]) -> str:
         """Digits for a number word, or for a ten and the unit after it ("twenty-nine"); other pairs stay apart."""
         first = self.numbers[found.group(1)]

@@ -82,7 +82,7 @@ def decide(
     if exact is not None:
         return Outcome("dedup", "exact", zone, best, "same canonical text (MD5)", (exact.id,))
     triple = triple or pack.split(text, names)
-    swap = _another_value(text, neighbours[0][0].text) if zone == "HOT" and neighbours else None
+    swap = _another_value(text, neighbours[0][0].text, pack) if zone == "HOT" and neighbours else None
     hot = _hot(text, triple, neighbours[0], pack, thresholds, names, swap) if zone == "HOT" and neighbours else None
     if hot is not None:
         return hot
@@ -109,23 +109,23 @@ def decide(
     return _by_zone(zone, best, neighbours, thresholds, judged or triple is None, swap, judged)
 
 
-def _another_value(text: str, held: str) -> tuple[str, str] | None:
+def _another_value(text: str, held: str, pack: LocalePack) -> tuple[str, str] | None:
     """Where the candidate says another value than the held statement it is nearly identical to, the held words
-    and the candidate's: a number ("10mg" -> "20mg"), or a capitalised word ("Tuesday" -> "Thursday"), put in
-    the place of another. Words added or dropped around the same values ("really", "now") are no other value."""
-    mine, theirs = _VALUE_WORD.findall(text), _VALUE_WORD.findall(held)
-    folded = SequenceMatcher(a=[w.lower() for w in theirs], b=[w.lower() for w in mine], autojunk=False)
-    for op, i1, i2, j1, j2 in folded.get_opcodes():
+    and the candidate's: a number ("10mg" -> "20mg"; "two" and "2" are one), or a capitalised word ("Tuesday" ->
+    "Thursday"), put in the place of another. Words added or dropped ("really", "now") are no other value."""
+    names = _capitalised(text) | _capitalised(held)
+    mine, theirs = _VALUE_WORD.findall(pack.digits(text)), _VALUE_WORD.findall(pack.digits(held))
+    for op, i1, i2, j1, j2 in SequenceMatcher(a=theirs, b=mine, autojunk=False).get_opcodes():
         old, new = theirs[i1:i2], mine[j1:j2]
-        if op == "replace" and any(_is_value(word, at == 0) for words, start in ((old, i1), (new, j1))
-                                   for at, word in enumerate(words, start)):  # fmt: skip
-            return " ".join(old).lower(), " ".join(new).lower()
+        if op == "replace" and any(_DIGIT.search(word) or word in names for word in (*old, *new)):
+            return " ".join(old), " ".join(new)
     return None
 
 
-def _is_value(word: str, first: bool) -> bool:
-    """A number, or a capitalised word that is not the sentence's first or "I"."""
-    return any(c.isdigit() for c in word) or (not first and word[:1].isupper() and word not in ("I", "I'm"))
+def _capitalised(text: str) -> set[str]:
+    """The words written with a capital, lower-cased: not the first one, nor "I"."""
+    words = _VALUE_WORD.findall(text)[1:]
+    return {word.lower() for word in words if word[:1].isupper() and word.lower() not in ("i", "i'm")}
 
 
 def _numbers_only(swap: tuple[str, str]) -> bool:
