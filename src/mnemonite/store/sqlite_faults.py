@@ -91,8 +91,9 @@ def typed(error: sqlite3.Error, path: Path | str, busy_timeout: float) -> StoreE
         )
     if code in (_READONLY, _PERM):
         return StoreReadOnlyError(
-            f"{path} cannot be written (SQLite: {text}): make the file and its folder writable (SQLite writes"
-            f" {Path(path).name}-wal and -shm beside it); nothing of this call was written"
+            f"{path} cannot be written (SQLite: {text}): a memory is opened for writing even to be read; make the"
+            f" file and its folder writable (SQLite writes {Path(path).name}-wal and -shm beside it), or copy it"
+            " somewhere writable; nothing of this call was written"
         )
     return _open_or_io(text, code, path)
 
