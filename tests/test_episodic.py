@@ -72,8 +72,9 @@ async def test_put_is_idempotent_but_refuses_a_different_episode_under_the_same_
     await mem.episodic.put(ep("e1", "hello"), user="u", session="s", agent="a")
     with pytest.raises(EpisodeConflictError):
         await mem.episodic.put(ep("e1", "changed"), user="u", session="s", agent="a")
-    with pytest.raises(EpisodeConflictError):
-        await mem.episodic.put(ep("e1", "hello"), user="other", session="s", agent="a")
+    for content in ("hello", "a guess"):  # another user's episode is neither described nor compared
+        with pytest.raises(EpisodeConflictError, match=r"^episode id 'e1' is taken: choose another id$"):
+            await mem.episodic.put(ep("e1", content), user="other", session="s", agent="a")
     assert (await mem.health()).fragment_count == 1
 
 

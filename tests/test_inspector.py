@@ -257,3 +257,17 @@ def test_moments_keep_their_milliseconds_when_they_have_them() -> None:
     assert when(datetime(2026, 3, 2, 9, 0, 5, tzinfo=UTC)) == "2026-03-02 09:00:05 UTC"
     assert when(datetime(2026, 3, 2, 9, 0, 5, 335_000, tzinfo=UTC)) == "2026-03-02 09:00:05.335 UTC"
     assert when(None) == "now"
+
+
+@pytest.mark.parametrize("moment", ["9999-12-31T00:00:00Z", "9990-01-01T00:00:00Z", "0001-01-01T00:00:00Z"])
+def test_a_moment_at_the_ends_of_the_calendar_draws_its_page(tmp_path: Path, moment: str) -> None:
+    """The timeline's margin ran past year 9999 (or before year 1): a 500 for every facts page of the user."""
+    db = f"sqlite:///{tmp_path / 'm.db'}"
+    with SyncMemory.open(db, embedder=None) as mem:
+        secret = mem.keys.create("alex", can="read").secret
+        mem.semantic.remember(ALEX, "The contract ends eventually", valid_from=datetime.fromisoformat(moment))
+    client = TestClient(create_app(db, mcp=False))
+    client.headers["Authorization"] = f"Bearer {secret}"
+    with client:
+        assert client.get("/ui/facts").status_code == 200
+        assert client.get("/ui/facts", params={"as_of": moment}).status_code == 200

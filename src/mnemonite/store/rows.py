@@ -60,6 +60,8 @@ def check_same_episode(stored: Episode, incoming: Episode) -> None:
     """Putting an id again is a no-op only for the very same episode (content, time, source, scope, metadata).
 
     An episode put without a time of its own takes "now", which a retry cannot repeat: its time is not compared."""
+    if stored.user != incoming.user:  # ids are global: another user's episode is not described, nor compared
+        raise EpisodeConflictError(f"episode id {incoming.id!r} is taken: choose another id")
     keep = {"id", "content", "timestamp", "source_node", "user", "session", "agent", "metadata", "sensitivity"}
     if "timestamp" not in incoming.model_fields_set:
         keep.discard("timestamp")

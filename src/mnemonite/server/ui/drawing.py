@@ -55,7 +55,10 @@ def axis_for(facts: Sequence[Fact], now: datetime, marker: datetime | None = Non
         moments += [fact.valid_from, fact.recorded_at]
     start, end = min(moments), max(moments)
     margin = max((end - start) / 50, timedelta(minutes=1))
-    return Axis(start - margin, end + margin)
+    # a fact valid from year 9999 (or 1) leaves no room for a margin: the axis stops at the representable years
+    low = start - min(margin, start - datetime.min.replace(tzinfo=start.tzinfo))
+    high = end + min(margin, datetime.max.replace(tzinfo=end.tzinfo) - end)
+    return Axis(low, high)
 
 
 def bars(axis: Axis, fact: Fact, now: datetime) -> Bars:
