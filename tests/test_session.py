@@ -72,6 +72,19 @@ async def test_push_list_and_search(mem_on_both: Memory) -> None:
     assert hidden.compacted_into is None and (await s.list(CHAT, limit=1))[0].id == hidden.id
 
 
+async def test_a_retried_message_id_is_written_once_and_a_taken_one_refused(mem_on_both: Memory) -> None:
+    """A client's retry of a message (same id) is a no-op; another user's id is taken, and not described."""
+    s = mem_on_both.session
+    await s.push(CHAT, Message("user", "retry me", id="client-msg-7"))
+    await s.push(CHAT, Message("user", "retry me", id="client-msg-7"))
+    assert [m.id for m in await s.list(CHAT)] == ["client-msg-7"]
+    with pytest.raises(InvalidInputError, match="another content"):
+        await s.push(CHAT, Message("user", "something else", id="client-msg-7"))
+    with pytest.raises(InvalidInputError, match=r"^message id 'client-msg-7' is taken: choose another id$"):
+        await s.push(Scope(user="bob", session="trip", agent="planner"), Message("user", "a guess", id="client-msg-7"))
+    assert [m.content for m in await s.list(CHAT)] == ["retry me"]
+
+
 async def test_attribution_says_who_said_read_wrote_and_called_what(mem_on_both: Memory) -> None:
     booker = CHAT.model_copy(update={"agent": "booker"})
     await mem_on_both.session.push(CHAT, Message("assistant", "Let me plan."))

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from mnemonite._time import from_text, to_text
+from mnemonite.errors import InvalidInputError
 from mnemonite.models.messages import EventKind, Message, SessionEvent
 from mnemonite.store.rows import dumps
 from mnemonite.store.sql import Connection, is_postgres
@@ -64,6 +65,33 @@ async def insert_messages(db: Connection, messages: Sequence[Message]) -> None:
             for m in messages
         ],
     )  # fmt: skip
+
+
+_COMPARED = ("session", "agent", "role", "content")
+
+
+async def _held_messages(db: Connection, messages: Sequence[Message]) -> set[str]:
+    """The ids of ``messages`` stored already, each checked to be the very message (a retry); another user's id is
+    taken, and neither described nor compared."""
+    ids = list(dict.fromkeys(m.id for m in messages))
+    if not ids:
+        return set()
+    cursor = await db.execute(
+        "SELECT id, user_id, session_id, agent_id, role, content FROM session_messages"
+        f" WHERE id IN ({', '.join('?' for _ in ids)})",
+        ids,
+    )
+    stored = {row[0]: tuple(row[1:]) for row in await cursor.fetchall()}
+    for m in messages:
+        if m.id in stored:
+            user, *rest = stored[m.id]
+            if user != m.user:
+                raise InvalidInputError(f"message id {m.id!r} is taken: choose another id")
+            given = (m.session, m.agent, m.role, m.content)
+            differ = [name for name, old, new in zip(_COMPARED, rest, given, strict=True) if old != new]
+            if differ:
+                raise InvalidInputError(f"message id {m.id!r} is already stored with another {', '.join(differ)}")
+    return set(stored)
 
 
 async def insert_events(db: Connection, events: Sequence[SessionEvent | None]) -> None:
@@ -171,9 +199,12 @@ class SessionMethods:
         raise NotImplementedError
 
     async def push_messages(self, messages: Sequence[Message], events: Sequence[SessionEvent]) -> None:
+        """Insert messages with their events; a message whose id is stored already is a retry, written once."""
         async with self._sql_write() as db:
-            await insert_messages(db, messages)
-            await insert_events(db, events)
+            held = await _held_messages(db, messages)
+            fresh = [m for m in messages if m.id not in held]
+            await insert_messages(db, fresh)
+            await insert_events(db, [e for e in events if e.payload.get("message", {}).get("id") not in held])
 
     async def log_events(self, events: Sequence[SessionEvent]) -> None:
         async with self._sql_write() as db:
