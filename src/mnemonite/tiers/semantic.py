@@ -49,7 +49,10 @@ def fact_scope(scope: Scope) -> tuple[str, str]:
     if not isinstance(scope, Scope):
         raise InvalidInputError("scope must be a Scope")
     if scope.agent is None:
-        raise InvalidInputError("remember needs Scope(user=..., agent=...): a fact belongs to one agent's memory")
+        raise InvalidInputError(
+            f"facts and the graph are one agent's memory: name the agent (Scope(user={scope.user!r}, agent=...);"
+            ' over HTTP, "agent" in the request, or a key bound to an agent)'
+        )
     return scope.user, scope.agent
 
 
