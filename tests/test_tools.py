@@ -359,3 +359,14 @@ async def test_tool_calls_emit_spans_without_arguments(mem: Memory, monkeypatch:
     assert [(a["mnemonite.tool"], a["mnemonite.outcome"], a["mnemonite.error_code"]) for a in attributes] == [
         ("fact_remember", "ok", ""), ("fact_forget", "denied", "needs_approval")]  # fmt: skip
     assert "zebraquartz" not in str(attributes)
+
+
+def test_store_errors_reach_the_model_with_a_documented_code() -> None:
+    """A busy memory asks to call again; any other store failure is internal_error, never an undocumented code."""
+    from mnemonite.errors import StoreBusyError, StoreError
+    from mnemonite.tools.dispatch import _tool_error
+
+    busy = _tool_error(StoreBusyError("SQLite: database is locked"))
+    assert (busy.code, "again" in busy.hint) == ("busy", True)
+    other = _tool_error(StoreError("the memory is closed"))
+    assert (other.code, other.hint) == ("internal_error", "do not retry this call now")

@@ -29,6 +29,7 @@ from mnemonite.errors import (
     MnemoniteError,
     NotFoundError,
     ReadOnlyBlockError,
+    StoreBusyError,
 )
 from mnemonite.inputs import INT64_MAX, checked, text_problem
 from mnemonite.models.messages import SessionEvent
@@ -109,12 +110,17 @@ _ERRORS: tuple[tuple[type[MnemoniteError], str, str], ...] = (
     (BlockPatchError, "no_unique_match", "read the block in your prompt and pass text that occurs exactly once"),
     (ReadOnlyBlockError, "read_only", "do not retry: this block cannot be edited"),
     (BlockConflictError, "conflict", "use another label"),
-    (NotFoundError, "not_found", "check the id or label: search first, then use an id it returned"),
+    (
+        NotFoundError,
+        "not_found",
+        "check the id or label: use a label of a block in your context, or an id a search returned",
+    ),
     (FactConflictError, "conflict", "the fact is no longer current: search again and use the current fact's id"),
     (GroupAccessError, "forbidden", "do not retry: you are not a member of that group"),
     (NoSessionError, "no_session", "do not retry: search memory with recall_episodes or fact_search instead"),
     (MemoryScopeError, "invalid_arguments", "fix the arguments and call again"),
     (InvalidInputError, "invalid_arguments", "fix the arguments and call again"),
+    (StoreBusyError, "busy", "the memory is busy: call again in a few seconds"),
 )
 
 
@@ -122,7 +128,7 @@ def _tool_error(error: MnemoniteError) -> ToolError:
     for kind, code, hint in _ERRORS:
         if isinstance(error, kind):
             return ToolError(code=code, message=str(error), hint=hint)
-    return ToolError(code="failed", message=str(error), hint="do not retry this call now")
+    return ToolError(code="internal_error", message=str(error), hint="do not retry this call now")
 
 
 def _invalid(error: ValidationError) -> ToolError:
