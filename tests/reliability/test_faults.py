@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -348,3 +349,30 @@ def test_a_text_damaged_inside_a_page_is_a_corrupt_database_error_that_does_not_
     error = sqlite3.OperationalError("Could not decode to UTF-8 column 'content' with text 'my pin is 4821 \ufffd'")
     found = typed(error, Path("m.db"), 10.0)
     assert isinstance(found, DatabaseCorruptError) and ".recover" in str(found) and "4821" not in str(found)
+
+
+def test_closing_while_another_thread_writes_waits_for_the_write_and_frees_the_lock(tmp_path: Path) -> None:
+    """Closed mid-transaction, the connection kept the write lock for the rest of the process, and the writer got
+    a ValueError from the driver; close now waits for the write in flight, and later calls get a StoreError."""
+    path = tmp_path / "m.db"
+    for _ in range(3):
+        mem = SyncMemory.open(str(path), config=NO_MODEL)
+        failures: list[BaseException] = []
+        writer = threading.Thread(target=_write_until_it_fails, args=(mem, failures))
+        writer.start()
+        time.sleep(0.3)
+        mem.close()
+        writer.join(timeout=30)
+        assert [type(error) for error in failures] == [StoreError], failures
+        probe = sqlite3.connect(path, timeout=1)
+        probe.execute("CREATE TABLE IF NOT EXISTS probe (x)")  # no "database is locked"
+        probe.commit()
+        probe.close()
+
+
+def _write_until_it_fails(mem: SyncMemory, failures: list[BaseException]) -> None:
+    try:
+        while True:
+            mem.episodic.put(Episode(content="x"), **WHO)
+    except BaseException as error:
+        failures.append(error)

@@ -187,9 +187,12 @@ class SQLiteMemoryStore(
                 )
 
     async def close(self) -> None:
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
+        # after the read or write in flight (another task's, or another thread's through SyncMemory): closed
+        # mid-transaction, the connection kept the database's write lock for the rest of the process
+        async with self._lock:
+            if self._db is not None:
+                await self._db.close()
+                self._db = None
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
