@@ -104,6 +104,7 @@ def test_canonical_text_and_hash() -> None:
         # a title at a place of work is a job (one at a time); a member or a regular of a place is not
         ("I'm a junior designer at Figma", ("user", "job_title", "junior designer at figma")),
         ("I'm a member at the local gym", ("user", "is_a", "member at the local gym")),
+        ("I'm a pro at chess", ("user", "is_a", "pro at chess")),
         ("Linda's my manager", ("user", "manager", "linda")),
         ("my boss is called Linda", ("user", "manager", "linda")),
         ("been playing guitar for years", ("user", "play", "guitar for years")),

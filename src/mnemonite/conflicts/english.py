@@ -254,10 +254,11 @@ ENGLISH = LocalePack(
                    single_valued=False),
         Normaliser(pattern=rf"{_SUBJ} (?:have|has|own|owns|got) {_OBJ}", predicate="has", single_valued=False),
         # "i'm a junior designer at figma": a title at a place of work is a job, one at a time (not a member, a
-        # regular, a volunteer or a student of a place)
+        # regular, a volunteer or a student of a place, nor a pro or a beginner at something)
         Normaliser(pattern=rf"{_ONE} (?:am|is|are) (?:a|an) (?P<object>(?!(?:member|regular|volunteer|customer|client"
-                   rf"|patient|guest|fan|student|resident|visitor|subscriber|participant|attendee|tourist|friend)\b)"
-                   rf"(?:[\w'-]+ ){{0,3}}?[\w'-]+ (?:at|for) .+)", predicate="job_title"),
+                   rf"|patient|guest|fan|student|resident|visitor|subscriber|participant|attendee|tourist|friend|pro"
+                   rf"|expert|beginner|novice|amateur|natural|whiz|genius|newbie|champ|champion|wizard|ace|big"
+                   rf"|total|complete|huge|real)\b)(?:[\w'-]+ ){{0,3}}?[\w'-]+ at .+)", predicate="job_title"),
         # Any other verb: its stem is the predicate, additive unless the pack says otherwise.
         Normaliser(pattern=rf"{_ONE} (?:am|is|are) (?P<what>\w+ing)(?: {_OBJ})?", predicate="{what}",
                    single_valued=False, fallback=True),
