@@ -775,6 +775,7 @@ async def test_another_clause_never_makes_a_statement_a_duplicate(mem: Memory) -
         ("I visited Paris in 2019", "I visited Paris in 2022", "admit"),  # another year is another visit
         # another name or day in its place: kept beside the fact, never dropped as a duplicate
         ("Lunch with Ana on Friday", "Lunch with Ana on Monday", "admit"),
+        ("lunch with ana on friday", "lunch with ana on monday", "admit"),  # a day is a value however written
         ("I love my dog Rex", "I really love my dog Rex", "dedup"),  # a word added is no other value
     ],
 )

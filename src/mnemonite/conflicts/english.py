@@ -144,6 +144,8 @@ ENGLISH = LocalePack(
         " eighteen nineteen".split()) if value} | {
         word: 10 * tens for tens, word in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
         if tens >= 2},
+    values=[*"monday tuesday wednesday thursday friday saturday sunday".split(),
+            *"january february march april may june july august september october november december".split()],
     fillers=["just", "recently", "finally", "actually", "now", "currently", "also", "still", "really", "officially",
              "already", "can", "new", "these days", "nowadays", "lately", "right now", "at the moment", "today",
              "as well", "too", "yesterday", "last week", "last month", "last year", "every day"],

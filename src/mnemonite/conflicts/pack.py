@@ -121,6 +121,11 @@ class LocalePack(Model):
         " the teens and the tens; a ten and a unit after it are summed; a word for 1 is read only after a ten"
         " ('twenty-one'), since alone it is often a pronoun ('the red one')",
     )
+    values: list[str] = Field(
+        default_factory=list,
+        description="words that name a value however they are written (days, months): a statement nearly identical"
+        " to a held fact but with another of them is not its duplicate (a capitalised word or a number is one too)",
+    )
     fillers: list[str] = Field(default_factory=list, description="words dropped before parsing (adverbs)")
     first_person: list[str] = Field(default_factory=list, description="subjects that mean the user")
     possessives: list[str] = Field(default_factory=list, description="first-person possessives: 'my sister'")

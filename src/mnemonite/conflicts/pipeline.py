@@ -111,9 +111,10 @@ def decide(
 
 def _another_value(text: str, held: str, pack: LocalePack) -> tuple[str, str] | None:
     """Where the candidate says another value than the held statement it is nearly identical to, the held words
-    and the candidate's: a number ("10mg" -> "20mg"; "two" and "2" are one), or a capitalised word ("Tuesday" ->
-    "Thursday"), put in the place of another. Words added or dropped ("really", "now") are no other value."""
-    names = _capitalised(text) | _capitalised(held)
+    and the candidate's: a number ("10mg" -> "20mg"; "two" and "2" are one), a capitalised word ("Tuesday" ->
+    "Thursday") or one of the pack's `values` ("friday" -> "monday"), put in the place of another. Words added or
+    dropped ("really", "now") are no other value."""
+    names = _capitalised(text) | _capitalised(held) | set(pack.values)
     mine, theirs = _VALUE_WORD.findall(pack.digits(text)), _VALUE_WORD.findall(pack.digits(held))
     for op, i1, i2, j1, j2 in SequenceMatcher(a=theirs, b=mine, autojunk=False).get_opcodes():
         old, new = theirs[i1:i2], mine[j1:j2]
