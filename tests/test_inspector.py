@@ -22,7 +22,7 @@ from mnemonite.errors import FactConflictError, NotFoundError
 from mnemonite.models import Fact
 from mnemonite.models.conflict import JudgeVerdict
 from mnemonite.server import create_app
-from mnemonite.server.ui.drawing import Axis, bars, on_rings
+from mnemonite.server.ui.drawing import WIDTH, Axis, bars, on_rings
 from ui_browser import chromium_path
 
 ALEX = Scope(user="alex", agent="a")
@@ -271,3 +271,11 @@ def test_a_moment_at_the_ends_of_the_calendar_draws_its_page(tmp_path: Path, mom
     with client:
         assert client.get("/ui/facts").status_code == 200
         assert client.get("/ui/facts", params={"as_of": moment}).status_code == 200
+
+
+def test_ticks_never_pass_the_axis_end_where_rounded_steps_would() -> None:
+    """A step is rounded to a microsecond: five of them could pass the end, past year 9999 an OverflowError."""
+    end = datetime.max.replace(tzinfo=UTC)
+    ticks = Axis(end - timedelta(microseconds=3), end).ticks()
+    assert len(ticks) == 6 and ticks[-1] == (WIDTH, end)
+    assert [moment for _, moment in ticks] == sorted(moment for _, moment in ticks)

@@ -131,10 +131,9 @@ def _capitalised(text: str) -> set[str]:
 
 def _numbers_only(swap: tuple[str, str]) -> bool:
     """Whether a swap changes only numbers, none of them a year ("in 2019" and "in 2022" are two events)."""
-    pairs = [(a, b) for a, b in zip(swap[0].split(), swap[1].split(), strict=False) if a != b]
-    numbers = len(swap[0].split()) == len(swap[1].split()) and all(
-        any(c.isdigit() for c in a) and any(c.isdigit() for c in b) for a, b in pairs
-    )
+    old, new = swap[0].split(), swap[1].split()
+    pairs = [(a, b) for a, b in zip(old, new, strict=False) if a != b]
+    numbers = len(old) == len(new) and all(_DIGIT.search(a) and _DIGIT.search(b) for a, b in pairs)
     return numbers and not any(_YEAR.fullmatch(word) for pair in pairs for word in pair)
 
 

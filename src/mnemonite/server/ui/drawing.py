@@ -32,8 +32,10 @@ class Axis:
         return round(min(max(offset, 0.0), 1.0) * WIDTH, 1)
 
     def ticks(self, count: int = 5) -> list[tuple[float, datetime]]:
-        step = (self.end - self.start) / count
-        return [(self.x(self.start + step * i), self.start + step * i) for i in range(count + 1)]
+        span = self.end - self.start
+        step = span / count  # rounded to a microsecond: steps may add up past the end (past year 9999), so not beyond
+        moments = [self.start + min(step * i, span) for i in range(count + 1)]
+        return [(self.x(moment), moment) for moment in moments]
 
 
 @dataclass(frozen=True)
