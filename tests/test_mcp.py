@@ -57,7 +57,7 @@ async def test_stdio_server_for_one_user(tmp_path: Path) -> None:
     with SyncMemory.open(db) as mem:
         scope = Scope(user="alice", agent="rag", session="s1")
         mem.working.define(scope, "human", "Name: Alice", limit=60)
-        mem.working.define(scope, "vault", "PIN 4321", sensitivity="secret")
+        mem.working.define(scope, "vault", "Blood type AB negative", sensitivity="secret")
         mem.session.push(scope, Message("user", "the gate code is 55"))
         crm = mem.semantic.remember(Scope(user="alice", agent="crm"), "I prefer email").id  # another agent's
     command = ["-c", "from mnemonite.cli import main; main()", "mcp", "--db", db, "--user", "alice", "--agent", "rag",
@@ -139,10 +139,12 @@ async def test_streamable_http_runs_as_the_key(served: tuple[str, dict[str, str]
     base, keys = served
     async with over_http(base, keys["alice"]) as alice:
         assert {tool.name for tool in (await alice.list_tools()).tools} == TOOLS
-        made = result(await alice.call_tool("fact_remember", {"text": "My passport number is X1234567"}))
-        assert result(await alice.call_tool("fact_search", {"query": "passport"}))["facts"][0]["id"] == made["fact_id"]
-        secret = result(await alice.call_tool("fact_remember", {"text": "My PIN is 9876", "sensitivity": "secret"}))
-        shown = result(await alice.call_tool("fact_search", {"query": "PIN", "k": 5}))["facts"]
+        made = result(await alice.call_tool("fact_remember", {"text": "My locker number is X1234567"}))
+        assert result(await alice.call_tool("fact_search", {"query": "locker"}))["facts"][0]["id"] == made["fact_id"]
+        secret = result(
+            await alice.call_tool("fact_remember", {"text": "My blood type is AB negative", "sensitivity": "secret"})
+        )
+        shown = result(await alice.call_tool("fact_search", {"query": "blood type", "k": 5}))["facts"]
         assert [f["text"] for f in shown if f["id"] == secret["fact_id"]] == [MARKER]
         assert (
             result(await alice.call_tool("block_append", {"label": "human", "text": "Tea"}))["value"] == "Name: A\nTea"
@@ -151,11 +153,11 @@ async def test_streamable_http_runs_as_the_key(served: tuple[str, dict[str, str]
         assert [b["label"] for b in resource(await alice.read_resource("mnemonite://blocks"))] == ["human"]
         # the facts resource lists what the tools reach (the key's user, under agent "mcp"): not the crm agent's
         listed = [f["text"] for f in resource(await alice.read_resource("mnemonite://facts"))]
-        assert "I prefer email" not in listed and "My passport number is X1234567" in listed
+        assert "I prefer email" not in listed and "My locker number is X1234567" in listed
         with pytest.raises(MCPError, match="NotFoundError"):  # nor read by id: the tools do not reach it either
             await alice.read_resource(f"mnemonite://facts/{keys['crm_fact']}")
     async with over_http(base, keys["bob"]) as bob:
-        assert result(await bob.call_tool("fact_search", {"query": "passport number"}))["facts"] == []
+        assert result(await bob.call_tool("fact_search", {"query": "locker number"}))["facts"] == []
         refused = await bob.call_tool("fact_forget", {"fact_id": made["fact_id"]})
         assert error(refused)["code"] == "not_found" and "X1234567" not in str(refused)
         assert resource(await bob.read_resource("mnemonite://facts")) == []
@@ -168,7 +170,7 @@ async def test_streamable_http_runs_as_the_key(served: tuple[str, dict[str, str]
     async with over_http(base, keys["reader"]) as reader:
         assert error(await reader.call_tool("fact_remember", {"text": "I like jazz"}))["code"] == "not_allowed"
         assert error(await reader.call_tool("fact_forget", {"fact_id": made["fact_id"]}))["code"] == "not_allowed"
-        facts = result(await reader.call_tool("fact_search", {"query": "passport"}))["facts"]
+        facts = result(await reader.call_tool("fact_search", {"query": "locker"}))["facts"]
         assert facts[0]["id"] == made["fact_id"]  # alice's fact, untouched
 
 

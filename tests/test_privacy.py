@@ -35,7 +35,7 @@ from mnemonite.privacy import MARKER, Reveal, check_reveal, redact, redact_recor
 from mnemonite.transfer import export_memory, import_memory
 
 ALEX = Scope(user="alex", agent="a")
-SECRET = "My bank PIN is 4921"
+SECRET = "My diagnosis is hypothyroidism"  # tagged secret: nothing in it is recognised on its own
 
 
 async def test_every_episode_and_fact_carries_a_sensitivity(mem_on_both: Memory) -> None:
@@ -87,7 +87,7 @@ def test_reveal_is_an_explicit_capability_object() -> None:
             redact(SECRET, "secret", fake)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="reason"):
         Reveal("  ")
-    hidden = redact_record(Episode(content=SECRET, sensitivity="secret", metadata={"object": "4921"}))
+    hidden = redact_record(Episode(content=SECRET, sensitivity="secret", metadata={"object": "hypothyroidism"}))
     assert (hidden.content, hidden.metadata) == (MARKER, {})
 
 
@@ -99,7 +99,7 @@ async def secret_memory(url: str) -> None:
         await mem.semantic.remember(ALEX, SECRET, sensitivity="secret")
         await mem.semantic.remember(ALEX, "I like tea")
         tools = mem.tools.for_scope(Scope(user="alex", agent="a", session="s"))
-        assert (await tools.call("fact_search", {"query": "PIN"})).ok
+        assert (await tools.call("fact_search", {"query": "diagnosis"})).ok
 
 
 async def test_exports_redact_secret_text_by_default_and_cannot_restore(tmp_path: Path) -> None:
@@ -107,7 +107,7 @@ async def test_exports_redact_secret_text_by_default_and_cannot_restore(tmp_path
     await secret_memory(url)
     await export_memory(url, tmp_path / "shared.jsonl")
     text = (tmp_path / "shared.jsonl").read_text()
-    assert "4921" not in text and MARKER in text and "I like tea" in text and "I had lunch" in text
+    assert "hypothyroidism" not in text and MARKER in text and "I like tea" in text and "I had lunch" in text
     assert json.loads(text.splitlines()[0])["redacted"] is True
     with pytest.raises(InvalidInputError, match="--reveal"):
         await import_memory(tmp_path / "shared.jsonl", f"sqlite:///{tmp_path / 'other.db'}")
@@ -118,7 +118,7 @@ async def test_a_backup_with_reveal_round_trips(tmp_path: Path, postgres_url: st
     url = f"sqlite:///{tmp_path / 'm.db'}"
     await secret_memory(url)
     one = await export_memory(url, tmp_path / "backup.jsonl", reveal=Reveal("nightly backup"))
-    assert "4921" in (tmp_path / "backup.jsonl").read_text()
+    assert "hypothyroidism" in (tmp_path / "backup.jsonl").read_text()
     await import_memory(tmp_path / "backup.jsonl", postgres_url)
     two = await export_memory(postgres_url, tmp_path / "again.jsonl", reveal=Reveal("check"))
     assert two.sha256 == one.sha256
@@ -139,7 +139,7 @@ async def test_no_environment_variable_or_config_turns_redaction_off(
             MemoryConfig(**{field: False})
     MemoryConfig.from_env()  # the variables are ignored, not read as a switch
     await export_memory(url, tmp_path / "out.jsonl")
-    assert "4921" not in (tmp_path / "out.jsonl").read_text()
+    assert "hypothyroidism" not in (tmp_path / "out.jsonl").read_text()
 
 
 async def test_conflict_spans_carry_no_secret_text(mem: Memory) -> None:
@@ -187,14 +187,14 @@ async def test_log_lines_carry_no_secret_text(mem: Memory, caplog: pytest.LogCap
     caplog.set_level(logging.DEBUG, logger="mnemonite")
     tools = mem.tools.for_scope(Scope(user="alex", agent="a", session="s"))
     await tools.call("fact_remember", {"text": SECRET, "sensitivity": "secret"})
-    await tools.call("fact_remember", {"text": "My bank PIN is now 5830", "sensitivity": "secret"})
-    await tools.call("fact_search", {"query": "bank PIN"})
+    await tools.call("fact_remember", {"text": "My diagnosis is now Graves disease", "sensitivity": "secret"})
+    await tools.call("fact_search", {"query": "diagnosis"})
     await mem.episodic.put(Episode(content=SECRET, sensitivity="secret"), user="alex", session="s", agent="a")
     failing = mem.tools.for_scope(Scope(user="alex", agent="a"))
-    await failing.call("conversation_search", {"query": "4921"})
+    await failing.call("conversation_search", {"query": "hypothyroidism"})
     await mem.tools.calls("alex")
     ours = [r.getMessage() for r in caplog.records if r.name.startswith("mnemonite")]
-    assert not any("4921" in line or "5830" in line for line in ours)
+    assert not any("hypothyroidism" in line or "Graves" in line for line in ours)
 
 
 def test_the_cli_exports_redacted_unless_given_a_reason(tmp_path: Path) -> None:
@@ -207,11 +207,11 @@ def test_the_cli_exports_redacted_unless_given_a_reason(tmp_path: Path) -> None:
         mem.episodic.put(Episode(id="pin", content=SECRET, sensitivity="secret"), user="alex", session="s", agent="a")
     runner = CliRunner()
     shared = runner.invoke(app, ["--db", str(db), "export", str(tmp_path / "shared.jsonl")])
-    assert shared.exit_code == 0 and "4921" not in (tmp_path / "shared.jsonl").read_text()
+    assert shared.exit_code == 0 and "hypothyroidism" not in (tmp_path / "shared.jsonl").read_text()
     refused = runner.invoke(app, ["--db", str(tmp_path / "b.db"), "import", str(tmp_path / "shared.jsonl")])
     assert refused.exit_code == 1 and "--reveal" in refused.stderr
     backup = runner.invoke(app, ["--db", str(db), "export", str(tmp_path / "backup.jsonl"), "--reveal", "backup"])
-    assert backup.exit_code == 0 and "4921" in (tmp_path / "backup.jsonl").read_text()
+    assert backup.exit_code == 0 and "hypothyroidism" in (tmp_path / "backup.jsonl").read_text()
     restored = runner.invoke(
         app, ["--db", str(tmp_path / "c.db"), "--no-embed", "import", str(tmp_path / "backup.jsonl")]
     )
@@ -220,7 +220,7 @@ def test_the_cli_exports_redacted_unless_given_a_reason(tmp_path: Path) -> None:
 
 async def test_a_fact_promoted_from_a_secret_episode_is_secret(mem_on_both: Memory) -> None:
     mem = mem_on_both
-    meta = {"subject": "alex", "predicate": "pin", "object": "4921"}
+    meta = {"subject": "alex", "predicate": "diagnosis", "object": "hypothyroidism"}
     await mem.episodic.put(Episode(id="pin", content=SECRET, sensitivity="secret", metadata=meta), user="alex",
                            session="s", agent="a")  # fmt: skip
     await mem.episodic.put(Episode(id="tea", content="I like tea", metadata={"subject": "alex", "predicate": "likes",

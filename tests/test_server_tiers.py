@@ -34,7 +34,12 @@ def test_working_blocks(service: Service) -> None:
         made = ok(http.post("/v1/blocks", json={"label": "human", "value": "Name: Alice", "limit": 40}), 201)
         assert made["agent"] == "rag" and made["agents"] == ["rag"]
         ok(http.post("/v1/blocks", json={"label": "persona", "value": "I am helpful", "read_only": True}), 201)
-        ok(http.post("/v1/blocks", json={"label": "vault", "value": "PIN 4321", "sensitivity": "secret"}), 201)
+        ok(
+            http.post(
+                "/v1/blocks", json={"label": "vault", "value": "Blood type AB negative", "sensitivity": "secret"}
+            ),
+            201,
+        )
         first = ok(http.get("/v1/blocks", params={"limit": 2}))
         assert [b["label"] for b in first["items"]] == ["human", "persona"] and first["next_offset"] == 2
         assert [b["label"] for b in ok(http.get("/v1/blocks", params={"offset": 2}))["items"]] == ["vault"]
@@ -52,7 +57,7 @@ def test_working_blocks(service: Service) -> None:
         problem(http.post("/v1/blocks/human/attach", json={"target": "planner"}), 403, "PermissionDeniedError")
         problem(http.post("/v1/blocks", json={"label": "bad label!"}), 422, "InvalidInputError")
         compiled = ok(http.post("/v1/blocks/compile", json={"max_tokens": 500}))["text"]
-        assert "Name: Ali" in compiled and "PIN 4321" not in compiled and MARKER in compiled
+        assert "Name: Ali" in compiled and "Blood type AB negative" not in compiled and MARKER in compiled
         problem(http.post("/v1/blocks/compile", json={"reveal": "debugging"}), 403, "PermissionDeniedError")
         assert ok(http.get("/v1/blocks/human"))["value"] == "Name: Ali"  # every refused edit changed nothing
     with service.client("alice") as http:  # bound to the user only: names the agent, may attach to another
@@ -63,7 +68,7 @@ def test_working_blocks(service: Service) -> None:
         detached = ok(http.post("/v1/blocks/human/detach", json={"agent": "rag", "target": "planner"}))
         assert detached["agents"] == ["rag"]
         revealed = ok(http.post("/v1/blocks/compile", json={"agent": "rag", "reveal": "debugging"}))["text"]
-        assert "PIN 4321" in revealed
+        assert "Blood type AB negative" in revealed
         assert len(ok(http.get("/v1/blocks"))["items"]) == 3  # every block of the user
     with service.client("bob") as http:
         problem(http.get("/v1/blocks/human", params={"agent": "rag"}), 404, "NotFoundError")
@@ -183,11 +188,13 @@ def test_the_nine_tools_over_http(service: Service) -> None:
         appended = ok(http.post("/v1/tools/block_append", json={"arguments": {"label": "human", "text": "Tea"}}))
         assert appended["ok"] is True and appended["output"]["value"] == "Name: Alice\nTea"
         made = ok(http.post("/v1/tools/fact_remember", json={"arguments": {"text": "I live in Porto"}}))
-        secret = {"text": "My PIN is 9876", "sensitivity": "secret"}
+        secret = {"text": "My blood type is AB negative", "sensitivity": "secret"}
         ok(http.post("/v1/tools/fact_remember", json={"arguments": secret}))
-        hits = ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "PIN", "k": 5}}))["output"]["facts"]
-        assert MARKER in [h["text"] for h in hits] and all("9876" not in h["text"] for h in hits)
-        problem(http.post("/v1/tools/fact_search", json={"arguments": {"query": "PIN"}, "reveal": "audit"}), 403,
+        hits = ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "blood type", "k": 5}}))["output"][
+            "facts"
+        ]
+        assert MARKER in [h["text"] for h in hits] and all("AB negative" not in h["text"] for h in hits)
+        problem(http.post("/v1/tools/fact_search", json={"arguments": {"query": "blood type"}, "reveal": "audit"}), 403,
                 "PermissionDeniedError")  # fmt: skip
         smuggled = ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "x", "user": "bob"}}))
         assert smuggled["ok"] is False and smuggled["error"]["code"] == "scope_not_allowed"
@@ -206,15 +213,17 @@ def test_the_nine_tools_over_http(service: Service) -> None:
         assert ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "Porto"}}))["ok"] is True
     with service.client("alice") as http:
         problem(http.post("/v1/tools/fact_search", json={"arguments": {"query": "x"}}), 422, "MemoryScopeError")
-        shown = ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "PIN"}, "agent": "rag",
+        shown = ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "blood type"}, "agent": "rag",
                                                                "reveal": "audit"}))  # fmt: skip
-        assert "My PIN is 9876" in [h["text"] for h in shown["output"]["facts"]]
+        assert "My blood type is AB negative" in [h["text"] for h in shown["output"]["facts"]]
         said = ok(http.post("/v1/tools/conversation_search", json={**in_session, "agent": "rag"}))
         assert said["output"]["messages"][0]["content"] == "the gate code is 55"
     with service.client("bob") as http:
         refused = ok(http.post("/v1/tools/fact_forget", json={"arguments": {"fact_id": fact_id}, "agent": "rag"}))
         assert refused["ok"] is False and refused["error"]["code"] == "not_found" and "Porto" not in str(refused)
-        found = ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "Porto PIN"}, "agent": "rag"}))
+        found = ok(
+            http.post("/v1/tools/fact_search", json={"arguments": {"query": "Porto blood type"}, "agent": "rag"})
+        )
         assert found["output"]["facts"] == []
         block = {"arguments": {"label": "human", "text": "x"}, "agent": "rag"}
         assert ok(http.post("/v1/tools/block_append", json=block))["error"]["code"] == "not_found"

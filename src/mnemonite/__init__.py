@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         PermissionDeniedError,
         ReadOnlyBlockError,
         SchemaVersionError,
+        SecretScanError,
         SensitivityError,
         StoreBusyError,
         StoreError,
@@ -96,7 +97,8 @@ if TYPE_CHECKING:
     from mnemonite.models.sensitivity import Sensitivity
     from mnemonite.models.shared import Group, SharedItem
     from mnemonite.models.tools import ToolCall, ToolError, ToolResult
-    from mnemonite.privacy import Reveal
+    from mnemonite.privacy import Reveal, reveal_text
+    from mnemonite.recognisers import Recogniser, SecretPattern, SecretScanner, SecretSpan
     from mnemonite.salience import (
         RuleBasedScorer,
         SalienceConfig,
@@ -219,6 +221,12 @@ _WHERE: dict[str, str] = {
     "TopicEpisode": "mnemonite.models.consolidator",
     # sensitivity, redaction and the memory tools
     "SensitivityError": "mnemonite.errors",
+    "SecretScanError": "mnemonite.errors",
+    "reveal_text": "mnemonite.privacy",
+    "Recogniser": "mnemonite.recognisers",
+    "SecretPattern": "mnemonite.recognisers",
+    "SecretScanner": "mnemonite.recognisers",
+    "SecretSpan": "mnemonite.recognisers",
     "Reveal": "mnemonite.privacy",
     "GuardPolicy": "mnemonite.tools",
     "ToolSet": "mnemonite.tools",
@@ -330,6 +338,7 @@ __all__ = [
     "compute_salience",
     "define_locale_pack",
     "parse_delta",
+    "reveal_text",
     "rank_by_salience",
     # the background consolidator
     "Consolidator",
@@ -345,7 +354,12 @@ __all__ = [
     "ConsolidatorStatus",
     "TopicEpisode",
     # sensitivity, redaction and the memory tools
+    "Recogniser",
     "Reveal",
+    "SecretPattern",
+    "SecretScanError",
+    "SecretScanner",
+    "SecretSpan",
     "Sensitivity",
     "GuardPolicy",
     "ToolCall",

@@ -53,6 +53,11 @@ class MemoryConfig(Model):
       the sensitivity (public, internal, secret) of a row of that tier written without one.
     - ``episodic_sensitivity``, ``semantic_sensitivity``: the same for episodes and facts. Nothing here
       turns redaction off: secret text is shown only to a call given a `Reveal` (see `mnemonite.privacy`).
+    - ``secrets_at_rest``: what a record keeps of a secret recognised in it without a tag (a card number,
+      a key, a password said aloud; `mnemonite.recognisers`): ``"mask"`` (the default) stores only
+      ``[secret: card number]``, so the value cannot leak from the file, a backup or a bug, and cannot be
+      recovered either; ``"keep"`` also keeps the value beside the record, for a call holding a `Reveal`
+      (`mnemonite.reveal_text`). Either way the value is never embedded, indexed or sent to a model.
     - ``busy_timeout``: seconds a write waits for a lock another process holds (SQLite's write
       lock, a PostgreSQL row or table lock) before `StoreBusyError`.
     - ``concepts``: the concept graph's thresholds (`ConceptConfig`: shift 0.30, merge 0.85, schematic 5).
@@ -85,6 +90,7 @@ class MemoryConfig(Model):
     # episodes and facts
     episodic_sensitivity: Sensitivity = "internal"
     semantic_sensitivity: Sensitivity = "internal"
+    secrets_at_rest: Literal["mask", "keep"] = "mask"
     # reliability
     busy_timeout: float = Field(default=10.0, ge=0, le=3600, allow_inf_nan=False)
     # -- concept graph, lifecycle tiers --

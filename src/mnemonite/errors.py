@@ -20,6 +20,7 @@ Every error mnemonite raises on purpose derives from :class:`MnemoniteError`, so
     │   └── EmbedderMismatchError   a different embedder than the one the vectors were made with
     ├── BudgetExceededError         the consolidator's daily token or cost ceiling is reached
     ├── LLMProviderError            the language-model endpoint failed or answered nonsense
+    ├── SecretScanError             recognising secrets in a text failed: nothing was written
     ├── ConsolidatorBusyError       another consolidator took over this one's claimed work
     └── StoreError                  the database refused or is unusable
         ├── StoreUnavailableError   the database cannot be reached (down, restarting, network)
@@ -61,6 +62,7 @@ __all__ = [
     "ConsolidatorBusyError",
     "CustomTierMisconfiguredError",
     "LLMProviderError",
+    "SecretScanError",
     "BlockConflictError",
     "BlockLimitError",
     "BlockPatchError",
@@ -118,6 +120,11 @@ class AmbiguousIdError(InvalidInputError):
 
 class SensitivityError(InvalidInputError):
     """A sensitivity value other than ``public``, ``internal`` or ``secret``."""
+
+
+class SecretScanError(MnemoniteError):
+    """Recognising secrets in a text failed (a locale pack's recogniser raised): nothing was written,
+    since storing the text unchecked could store a secret in clear."""
 
 
 class MemoryScopeError(MnemoniteError):

@@ -28,6 +28,8 @@ from mnemonite.models import ConsolidationRule, ConsolidationRun, MigrationPlan,
 from mnemonite.models.episode import Episode
 from mnemonite.models.fact import MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit, Tier
+from mnemonite.privacy import SecretGuard
+from mnemonite.recognisers import Recogniser, SecretScanner
 from mnemonite.salience import SalienceScorer
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
@@ -67,8 +69,12 @@ class Memory:
         *,
         scorer: SalienceScorer | None = None,
         readers: Sequence[Embedder] = (),
+        recognisers: Sequence[Recogniser] = (),
     ) -> None:
         self.config = config
+        pack = locale_pack(config.locale)
+        scanner = SecretScanner.with_patterns(pack.secrets, extra=recognisers)
+        guard = SecretGuard(scanner, config.secrets_at_rest)
         self._closed = False
         self._store = store
         self._indexer = Indexer(store, readers[0]) if readers else None
@@ -80,6 +86,7 @@ class Memory:
             scorer=scorer,
             engine=self._engine,
             sensitivity=config.episodic_sensitivity,
+            guard=guard,
         )
         self.semantic = SemanticTier(
             store,
@@ -89,14 +96,15 @@ class Memory:
             locale=config.locale,
             thresholds=config.conflicts,
             sensitivity=config.semantic_sensitivity,
+            guard=guard,
         )
         self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
         # the agent tiers
-        self.working = WorkingTier(store, sensitivity=config.working_sensitivity)
-        self.session = SessionTier(store, sensitivity=config.session_sensitivity)
+        self.working = WorkingTier(store, sensitivity=config.working_sensitivity, guard=guard)
+        self.session = SessionTier(store, sensitivity=config.session_sensitivity, guard=guard)
         self.shared = SharedTier(store, sensitivity=config.shared_sensitivity)
         self.procedural = ProceduralTier(
-            store, embedder=readers[0] if readers else None, sensitivity=config.procedural_sensitivity
+            store, embedder=readers[0] if readers else None, sensitivity=config.procedural_sensitivity, guard=guard
         )
         self.consolidator = Consolidator(
             store, self.semantic, config.consolidator, procedural=self.procedural, shared=self.shared
@@ -104,6 +112,7 @@ class Memory:
         self.keys = ApiKeys(store)
         # the nine memory tools an agent runtime registers
         self.tools = Tools(self, store)
+        self.secrets = guard
         # -- concept graph, lifecycle tiers, routing: nothing runs on its own unless the config says so --
         self.concepts = ConceptMemory(store, self._engine.active, config.concepts)
         self.lifecycle = LifecycleTierManager(store, self._engine, config.lifecycle)
@@ -122,6 +131,7 @@ class Memory:
         embedder: Embedder | object | None = _DEFAULT,
         previous_embedders: Sequence[Embedder] = (),
         create: bool = True,
+        recognisers: Sequence[Recogniser] = (),
     ) -> Memory:
         """Open (creating if needed) the memory at ``url``; with no arguments, ``./mnemonite.db``.
 
@@ -129,7 +139,8 @@ class Memory:
         database and raises `DatabaseNotFoundError` otherwise, creating nothing.
 
         ``embedder`` defaults to the packaged offline model (``config.embedder="none"`` or
-        ``embedder=None`` for full-text search only).
+        ``embedder=None`` for full-text search only). ``recognisers`` find secrets of kinds of your
+        own, beside the defaults and the locale pack's (`mnemonite.recognisers`).
         """
         config = config or MemoryConfig()
         if url is not None:
@@ -144,7 +155,7 @@ class Memory:
         except BaseException:
             await store.close()
             raise
-        return cls(store, config, scorer=scorer, readers=readers)
+        return cls(store, config, scorer=scorer, readers=readers, recognisers=recognisers)
 
     async def close(self, *, finish_indexing: bool | None = None, progress: Progress | None = None) -> None:
         """Embed the records still waiting for a vector, then close the database connection.

@@ -19,6 +19,7 @@ from pydantic import Field, field_validator
 
 from mnemonite.errors import ConfigurationError, InvalidInputError
 from mnemonite.models.base import Model
+from mnemonite.recognisers import SecretPattern
 
 MAX_FACT_CHARS = 8_000
 USER = "user"
@@ -137,6 +138,11 @@ class LocalePack(Model):
     verb_predicates: dict[str, str] = Field(default_factory=dict, description="verb stem -> predicate family")
     single_valued: list[str] = Field(default_factory=list, description="predicates from verbs that hold one value")
     normalisers: list[Normaliser] = Field(min_length=1)
+    secrets: list[SecretPattern] = Field(
+        default_factory=list,
+        description="recognisers of this locale's own secrets (a national id, a bank's account format), beside the"
+        " international defaults of mnemonite.recognisers",
+    )
 
     @field_validator("name_patterns")
     @classmethod

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from pydantic import Field, field_validator
+from pydantic import Field, SerializationInfo, field_serializer, field_validator
 
 from mnemonite._time import utcnow
 from mnemonite.errors import MemoryScopeError
 from mnemonite.models.base import Model, Moment, new_id
-from mnemonite.models.sensitivity import SensitivityField
+from mnemonite.models.sensitivity import SensitivityField, shown_values
 from mnemonite.scope import check_id
 
 INTENTS: tuple[str, ...] = ("add", "update", "delete", "noop")
@@ -38,6 +38,10 @@ class Episode(Model):
     access_count: int = Field(default=0, ge=0)
     last_accessed_at: Moment | None = None
     sensitivity: SensitivityField = Field(default="internal", description="left out: the episodic tier's default")
+
+    @field_serializer("metadata", when_used="json")
+    def _hide_kept_secrets(self, value: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:
+        return shown_values(value, info)
 
     @field_validator("content")
     @classmethod

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializationInfo, field_serializer
 
 from mnemonite.models.base import Model, Moment
 from mnemonite.models.deltas import MemoryDelta
-from mnemonite.models.sensitivity import SensitivityField
+from mnemonite.models.sensitivity import SensitivityField, shown_values
 
 FactStatus = Literal["active", "pending", "superseded", "forgotten"]
 MemoryType = Literal["fact", "preference", "decision", "experience", "failure", "observation", "consolidation"]
@@ -88,6 +88,10 @@ class Fact(Model):
     token_count: int | None = Field(default=None, description="tokens of the text (None: not counted)")
     summary_token_count: int | None = None
     sensitivity: SensitivityField = "internal"
+
+    @field_serializer("payload", when_used="json")
+    def _hide_kept_secrets(self, value: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:
+        return shown_values(value, info)
 
 
 class Lineage(Model):

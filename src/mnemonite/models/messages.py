@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import orjson
-from pydantic import Field, field_validator
+from pydantic import Field, SerializationInfo, field_serializer, field_validator
 
 from mnemonite._time import utcnow
 from mnemonite.models.base import Model, Moment, new_id
-from mnemonite.models.sensitivity import Sensitivity
+from mnemonite.models.sensitivity import Sensitivity, shown_values
 
 __all__ = ["Attribution", "EventKind", "Message", "MessageHit", "Role", "SessionEvent"]
 
@@ -43,6 +43,10 @@ class Message(Model):
     metadata: dict[str, Any] = Field(default_factory=dict)
     sensitivity: Sensitivity | None = None
     compacted_into: str | None = None
+
+    @field_serializer("metadata", when_used="json")
+    def _hide_kept_secrets(self, value: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:
+        return shown_values(value, info)
 
     def __init__(self, role: Role | None = None, content: str | None = None, /, **fields: Any) -> None:
         if role is not None:

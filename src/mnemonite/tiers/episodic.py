@@ -15,6 +15,7 @@ from mnemonite.models.base import Model
 from mnemonite.models.conflict import PurgeRecord
 from mnemonite.models.search import SearchFilter, SearchHit
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
+from mnemonite.privacy import SECRETS_KEY, SecretGuard
 from mnemonite.salience import RuleBasedScorer, SalienceContext, SalienceScorer, importance_of
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
@@ -69,9 +70,11 @@ class EpisodicTier:
         scorer: SalienceScorer | None = None,
         engine: SearchEngine | None = None,
         sensitivity: Sensitivity = "internal",
+        guard: SecretGuard | None = None,
     ) -> None:
         self._store = store
         self._sensitivity = check_sensitivity(sensitivity, "internal")
+        self._guard = guard or SecretGuard()
         self._engine = engine or SearchEngine(store)
         self._track_access = track_access
         self._after_put = after_put
@@ -83,6 +86,8 @@ class EpisodicTier:
         """Store one episode under (user, session, agent), given here or carried by the episode.
 
         An episode that does not set its ``sensitivity`` gets the tier's default (`MemoryConfig.sensitivity`).
+        A secret recognised in its content (a card number, a key, a password said aloud) is stored as
+        ``[secret: card number]`` and makes the episode secret (see `mnemonite.privacy`).
         """
         stored = self._classified(_with_scope(episode, user, session, agent))
         assert stored.user is not None and stored.session is not None and stored.agent is not None
@@ -228,9 +233,13 @@ class EpisodicTier:
         return await self._store.consolidate(rule)
 
     def _classified(self, episode: Episode) -> Episode:
-        if "sensitivity" in episode.model_fields_set:
-            return episode
-        return episode.model_copy(update={"sensitivity": self._sensitivity})
+        """The episode as stored: the tier's sensitivity unless it sets one, secrets recognised in it masked."""
+        level = episode.sensitivity if "sensitivity" in episode.model_fields_set else self._sensitivity
+        guarded = self._guard.text(episode.content, level)
+        update: dict[str, Any] = {"sensitivity": guarded.sensitivity}
+        if guarded.spans or SECRETS_KEY in episode.metadata:
+            update |= {"content": guarded.text, "metadata": guarded.into(episode.metadata)}
+        return episode.model_copy(update=update)
 
     async def _touch(self, episodes: list[Episode]) -> None:
         if self._track_access and episodes:

@@ -19,6 +19,7 @@ from mnemonite.errors import InvalidInputError
 from mnemonite.inputs import checked
 from mnemonite.models.procedures import Procedure, ProcedureMatch
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
+from mnemonite.privacy import SecretGuard
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import query as q
 from mnemonite.search.fusion import rrf_fusion
@@ -33,11 +34,17 @@ class ProceduralTier:
     """``mem.procedural``: define, remove, list, activate."""
 
     def __init__(
-        self, store: Store, *, embedder: Embedder | None = None, sensitivity: Sensitivity = "internal"
+        self,
+        store: Store,
+        *,
+        embedder: Embedder | None = None,
+        sensitivity: Sensitivity = "internal",
+        guard: SecretGuard | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._sensitivity = sensitivity
+        self._guard = guard or SecretGuard()
 
     async def define(
         self,
@@ -53,10 +60,11 @@ class ProceduralTier:
         user, agent = agent_scope(scope, "procedural.define")
         if isinstance(steps, str):
             raise InvalidInputError("steps must be a list of strings, not one string")
-        procedure = Procedure(
-            user=user, agent=agent, name=name, steps=tuple(steps), trigger=trigger,
-            sensitivity=check_sensitivity(sensitivity, self._sensitivity),
-        )  # fmt: skip
+        given = Procedure(user=user, agent=agent, name=name, steps=tuple(steps), trigger=trigger)
+        (trigger, *masked), level = self._guard.texts(
+            [given.trigger, *given.steps], check_sensitivity(sensitivity, self._sensitivity)
+        )
+        procedure = given.model_copy(update={"trigger": trigger, "steps": tuple(masked), "sensitivity": level})
         vector = None
         if self._embedder is not None:
             matrix = await self._embedder.embed_batch([procedure.text()])

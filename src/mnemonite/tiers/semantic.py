@@ -32,6 +32,7 @@ from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, Judg
 from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
+from mnemonite.privacy import SECRETS_KEY, SecretGuard
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store
@@ -106,9 +107,11 @@ class SemanticTier:
         judge: ConflictJudge | None = None,
         counter: TokenCounter | None = None,
         sensitivity: Sensitivity = "internal",
+        guard: SecretGuard | None = None,
     ) -> None:
         self._store = store
         self.sensitivity = check_sensitivity(sensitivity, "internal")
+        self.guard = guard or SecretGuard()
         self._after_write = after_write
         self._engine = engine or SearchEngine(store)
         self._indexer = indexer
@@ -150,15 +153,19 @@ class SemanticTier:
         entities of the same scope: ``(entity_id, role)`` pairs (roles: about, by, for, mentions)
         or bare ids (role "about"). A statement found to duplicate a held fact adds nothing, links
         included: the held fact is immutable. ``sensitivity`` defaults to the tier's (see
-        `MemoryConfig.sensitivity`); an unknown value raises `SensitivityError`.
+        `MemoryConfig.sensitivity`); an unknown value raises `SensitivityError`. A secret recognised in
+        the statement is stored as ``[secret: PIN]`` and makes the fact secret (see `mnemonite.privacy`).
         """
         user, agent = fact_scope(scope)
-        text = check_text(text)
+        guarded = self.guard.text(check_text(text), check_sensitivity(sensitivity, self.sensitivity))
+        text = guarded.text
+        (subject, object, summary), level = self._masked((subject, object, summary), guarded.sensitivity)
+        if guarded.spans or (payload and SECRETS_KEY in payload):
+            payload = guarded.into(payload)
         fields = {"memory_type": memory_type, "subject": subject, "predicate": predicate, "object": object,
                   "tags": list(tags), "valid_from": valid_from, "payload": dict(payload) if payload else None,
                   "event_date": event_date, "event_date_confidence": event_date_confidence,
-                  "sensitivity": check_sensitivity(sensitivity, self.sensitivity),
-                  **fact_extras(self.counter, text, entities, summary)}  # fmt: skip
+                  "sensitivity": level, **fact_extras(self.counter, text, entities, summary)}  # fmt: skip
         if not isinstance(rule_id, str) or not rule_id.strip():
             raise InvalidInputError("rule_id must be a non-empty string")
         _precheck(user, agent, text, fields, list(source_episode_ids), confidence, rule_id)
@@ -279,11 +286,17 @@ class SemanticTier:
         old = await self._get_in(old_id, scope)
         if old.superseded_at is not None:
             raise FactConflictError(f"fact {old_id!r} is {old.status}: only a current fact can be superseded")
-        text = check_text(text)
-        now = utcnow()
+        level = check_sensitivity(fields.pop("sensitivity", None), old.sensitivity)
+        guarded = self.guard.text(check_text(text), level)
+        text, now = guarded.text, utcnow()
+        given = [fields.get(key) for key in ("subject", "object", "summary")]
+        masked, level = self._masked(given, guarded.sensitivity)
+        fields |= {k: v for k, v in zip(("subject", "object", "summary"), masked, strict=True) if v is not None}
+        if guarded.spans or SECRETS_KEY in (fields.get("payload") or {}):
+            fields["payload"] = guarded.into(fields.get("payload"))
         extras = fact_extras(self.counter, text, fields.pop("entities", old.entities), fields.pop("summary", None))
         payload = {"text": text, "user": old.user, "agent": old.agent, "valid_from": now,
-                   "sensitivity": old.sensitivity, **self._parts(text, fields),
+                   "sensitivity": level, **self._parts(text, fields),
                    **{k: v for k, v in {**fields, **extras}.items() if v is not None}}  # fmt: skip
         delta = UpdateDelta(replaces=[old_id], fact_payload=payload, source_episode_ids=[], promotion_ts=now,
                             rule_id="supersede", confidence=1.0)  # fmt: skip
@@ -299,6 +312,27 @@ class SemanticTier:
         if self._after_write is not None:
             await self._after_write()
         return await self.get(decision.fact_id)
+
+    def _masked(self, texts: Sequence[str | None], level: Sensitivity) -> tuple[list[str | None], Sensitivity]:
+        """Optional text fields (subject, object, summary) with recognised secrets masked, and the level they raise."""
+        present = [t for t in texts if isinstance(t, str)]
+        masked, level = self.guard.texts(present, level)
+        found = iter(masked)
+        return [next(found) if isinstance(t, str) else t for t in texts], level
+
+    def _guarded(self, delta: MemoryDelta) -> MemoryDelta:
+        """A delta whose new fact's text holds no recognised secret (the consolidator's, an import's)."""
+        if not isinstance(delta, AddDelta | UpdateDelta) or not isinstance(delta.fact_payload.get("text"), str):
+            return delta
+        body = dict(delta.fact_payload)
+        level = check_sensitivity(body.get("sensitivity"), self.sensitivity)
+        guarded = self.guard.text(body["text"], level)
+        if not guarded.spans and guarded.sensitivity == level:
+            return delta
+        body |= {"text": guarded.text, "sensitivity": guarded.sensitivity}
+        if guarded.spans:
+            body["payload"] = guarded.into(body.get("payload") if isinstance(body.get("payload"), dict) else None)
+        return delta.model_copy(update={"fact_payload": body})
 
     def _parts(self, text: str, fields: dict[str, Any]) -> dict[str, str]:
         """Subject, predicate and object of a statement: the given ones, else the locale pack's reading."""
@@ -405,7 +439,7 @@ class SemanticTier:
 
     async def apply_deltas(self, deltas: Iterable[MemoryDelta | dict[str, object]]) -> list[DeltaRecord]:
         """Apply several deltas in order, in one transaction: all of them or none."""
-        records = await self._store.apply_deltas([parse_delta(d) for d in deltas])
+        records = await self._store.apply_deltas([self._guarded(parse_delta(d)) for d in deltas])
         if self._after_write is not None:
             await self._after_write()
         return records

@@ -25,7 +25,7 @@ from mnemonite.inputs import checked, text_problem
 from mnemonite.models import Episode
 from mnemonite.models.messages import Attribution, EventKind, Message, MessageHit, SessionEvent
 from mnemonite.models.sensitivity import SENSITIVITIES, Sensitivity, check_sensitivity
-from mnemonite.privacy import MARKER, Reveal, check_reveal
+from mnemonite.privacy import MARKER, Reveal, SecretGuard, check_reveal
 from mnemonite.salience import importance_of
 from mnemonite.scope import Scope, as_scope, check_id
 from mnemonite.search import query as q
@@ -73,9 +73,12 @@ class SessionTier:
     """``mem.session``: push, list, search, attributed_for, log_event, events, flush_important, compact,
     export, replay."""
 
-    def __init__(self, store: Store, *, sensitivity: Sensitivity = "internal") -> None:
+    def __init__(
+        self, store: Store, *, sensitivity: Sensitivity = "internal", guard: SecretGuard | None = None
+    ) -> None:
         self._store = store
         self._sensitivity = sensitivity
+        self._guard = guard or SecretGuard()
 
     async def push(self, scope: Scope, message: Message) -> Message:
         """Append a message to the scope's session; its ``agent`` defaults to the scope's agent."""
@@ -113,10 +116,12 @@ class SessionTier:
                 raise MemoryScopeError(
                     f"message {message.id} carries {name}={carried!r} but was pushed under {given!r}"
                 )
+        guarded = self._guard.text(message.content, check_sensitivity(message.sensitivity, self._sensitivity))
+        masked = {"content": guarded.text, "metadata": guarded.into(message.metadata)} if guarded.spans else {}
         return message.model_copy(
             update={
                 "user": user, "session": session, "agent": check_id("agent", agent),
-                "sensitivity": check_sensitivity(message.sensitivity, self._sensitivity),
+                "sensitivity": guarded.sensitivity, **masked,
                 "compacted_into": None,  # only compact marks a turn as summarised
             }
         )  # fmt: skip
@@ -165,7 +170,8 @@ class SessionTier:
     ) -> SessionEvent:
         """Record an event (a tool call, a read or write made elsewhere) in the scope's session, by its agent."""
         _session_scope(scope, "session.log_event")
-        event = event_for(scope, kind, name, payload or {}, check_sensitivity(sensitivity, self._sensitivity))
+        masked, level = self._guard.data(payload or {}, check_sensitivity(sensitivity, self._sensitivity))
+        event = event_for(scope, kind, name, masked, level)
         if event is None:
             raise MemoryScopeError("log_event needs a scope with an agent: Scope(user=..., session=..., agent=...)")
         await self._store.log_events([event])

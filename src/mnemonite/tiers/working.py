@@ -17,7 +17,7 @@ from mnemonite.inputs import checked
 from mnemonite.models.blocks import DEFAULT_BLOCK_CHARS, Block
 from mnemonite.models.messages import SessionEvent
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
-from mnemonite.privacy import MARKER, Reveal, check_reveal
+from mnemonite.privacy import MARKER, Reveal, SecretGuard, check_reveal
 from mnemonite.scope import Scope, as_scope, check_id
 from mnemonite.store import Store
 from mnemonite.tiers._log import agent_scope, event_for
@@ -97,10 +97,18 @@ def _fit(block: Block, budget: int, counter: TokenCounter) -> str | None:
 class WorkingTier:
     """``mem.working``: define, write, append, patch, attach, detach, list, read, compile."""
 
-    def __init__(self, store: Store, *, sensitivity: Sensitivity = "internal", counter: TokenCounter | None = None):
+    def __init__(
+        self,
+        store: Store,
+        *,
+        sensitivity: Sensitivity = "internal",
+        counter: TokenCounter | None = None,
+        guard: SecretGuard | None = None,
+    ):
         self._store = store
         self._sensitivity = sensitivity
         self._counter = counter
+        self._guard = guard or SecretGuard()
 
     @property
     def counter(self) -> TokenCounter:
@@ -129,10 +137,14 @@ class WorkingTier:
         block accepts). A value over the limits raises `BlockLimitError`.
         """
         user, agent = agent_scope(scope, "working.define")
+        _text(value, "value")
+        _text(description, "description")
+        (value, description), level = self._guard.texts(
+            [value, description], check_sensitivity(sensitivity, self._sensitivity)
+        )
         block = Block(
             user=user, agent=agent, label=label, value=value, description=description, limit=limit,
-            token_limit=token_limit, read_only=read_only, agents=(agent,),
-            sensitivity=check_sensitivity(sensitivity, self._sensitivity),
+            token_limit=token_limit, read_only=read_only, agents=(agent,), sensitivity=level,
         )  # fmt: skip
         check_size(block, value, self.counter)
         return await self._store.define_block(block, replace=replace, log=self._log(scope, "working.define"))
@@ -215,9 +227,9 @@ class WorkingTier:
         def edit(block: Block) -> Block:
             if block.read_only:
                 raise ReadOnlyBlockError(f"block {block.label!r} is read-only; it cannot be edited")
-            value = value_of(block)
+            (value,), level = self._guard.texts([value_of(block)], block.sensitivity)
             check_size(block, value, self.counter)
-            return block.model_copy(update={"value": value, "updated_at": utcnow()})
+            return block.model_copy(update={"value": value, "updated_at": utcnow(), "sensitivity": level})
 
         return await self._store.edit_block(user, agent, label, edit, self._log(scope, name))
 
