@@ -15,7 +15,7 @@ from mnemonite.errors import InvalidInputError
 from mnemonite.models.fact import Fact
 from mnemonite.models.messages import Message
 from mnemonite.models.tools import GuardTier, SideEffect
-from mnemonite.privacy import Reveal, redact
+from mnemonite.privacy import Reveal, redact, redact_record
 from mnemonite.scope import Scope
 from mnemonite.tiers.episodic import RecalledEpisode
 from mnemonite.tools import schemas as s
@@ -85,7 +85,7 @@ async def _fact_search(mem: Memory, scope: Scope, args: s.FactSearchInput, revea
 
 
 def _fact_hit(fact: Fact, score: float, reveal: Reveal | None) -> s.FactHit:
-    text = redact(fact.text, fact.sensitivity, reveal)
+    text = redact_record(fact, reveal).text  # a recognised secret reads as "[secret: PIN]", a tagged one as a marker
     return s.FactHit.model_construct(
         id=fact.id, text=text, memory_type=fact.memory_type, score=round(score, 6),
         recorded_at=fact.recorded_at.isoformat(),
@@ -94,7 +94,7 @@ def _fact_hit(fact: Fact, score: float, reveal: Reveal | None) -> s.FactHit:
 
 async def _fact_supersede(mem: Memory, scope: Scope, args: s.FactSupersedeInput, reveal: Reveal | None) -> s.ToolOutput:
     new = await mem.semantic.supersede(args.fact_id, args.text, scope=_agent_scope(scope))
-    return s.FactSupersedeOutput(old_id=args.fact_id, fact_id=new.id, text=redact(new.text, new.sensitivity, reveal))
+    return s.FactSupersedeOutput(old_id=args.fact_id, fact_id=new.id, text=redact_record(new, reveal).text)
 
 
 async def _fact_forget(mem: Memory, scope: Scope, args: s.FactForgetInput, reveal: Reveal | None) -> s.ToolOutput:
@@ -112,7 +112,7 @@ async def _recall_episodes(
 def _episode_hit(item: RecalledEpisode, reveal: Reveal | None) -> s.EpisodeHit:
     episode = item.episode
     return s.EpisodeHit.model_construct(
-        id=episode.id, content=redact(episode.content, episode.sensitivity, reveal),
+        id=episode.id, content=redact_record(episode, reveal).content,
         timestamp=episode.timestamp.isoformat(), relevance=round(item.relevance, 6), recency=round(item.recency, 6),
         salience=round(item.salience, 6), score=round(item.score, 6), superseded=item.superseded,
     )  # fmt: skip
@@ -129,7 +129,7 @@ async def _conversation_search(
 
 def _message(message: Message, reveal: Reveal | None) -> s.MessageHit:
     return s.MessageHit.model_construct(id=message.id, role=message.role, agent=message.agent or "",
-                        content=redact(message.content, message.sensitivity or "internal", reveal),
+                        content=redact_record(message, reveal).content,
                         timestamp=message.timestamp.isoformat())  # fmt: skip
 
 

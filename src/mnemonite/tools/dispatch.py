@@ -34,7 +34,7 @@ from mnemonite.errors import (
 from mnemonite.inputs import INT64_MAX, checked, text_problem
 from mnemonite.models.messages import SessionEvent
 from mnemonite.models.tools import GuardTier, Outcome, ToolCall, ToolError, ToolResult
-from mnemonite.privacy import MARKER, Reveal, check_reveal
+from mnemonite.privacy import MARKER, Reveal, SecretGuard, check_reveal
 from mnemonite.scope import Scope
 from mnemonite.store.base import ToolCallStore
 from mnemonite.tools.catalog import TOOLS, NoSessionError, ToolSpec
@@ -222,7 +222,8 @@ class ToolSet:
         at: Any, elapsed: float,
     ) -> None:  # fmt: skip
         scope = self.scope
-        shown = _audited_arguments(arguments, secret)
+        shown, recognised = _audited_arguments(arguments, secret, self.memory.secrets)
+        secret = secret or recognised
         error = _storable(result.error.model_dump()) if result.error else None
         body = result.output if result.ok else {"error": error}
         if secret and result.ok:
@@ -255,14 +256,17 @@ def _new_id() -> str:
     return os.urandom(16).hex()
 
 
-def _audited_arguments(arguments: object, secret: bool) -> dict[str, Any]:
+def _audited_arguments(arguments: object, secret: bool, guard: SecretGuard) -> tuple[dict[str, Any], bool]:
+    """The arguments as the audit keeps them: tagged secret text as a marker, recognised secrets masked;
+    and whether any was recognised."""
     if not isinstance(arguments, Mapping):
-        return {"$invalid": type(arguments).__name__}
+        return {"$invalid": type(arguments).__name__}, False
     shown: dict[str, Any] = {}
     for key, value in list(arguments.items())[:50]:
         text = _storable(str(key)[:_MAX_NAME])
         shown[text] = MARKER if secret and text in _TEXT_ARGS and isinstance(value, str) else _jsonable(value)
-    return shown
+    masked, level = guard.data(shown, "internal")
+    return masked, level == "secret"
 
 
 def _jsonable(value: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.responses import HTMLResponse
 
 from mnemonite import __version__
-from mnemonite.privacy import redact
+from mnemonite.privacy import SECRETS_KEY, redact
 
 __all__ = ["STATIC", "clip", "html", "link", "when"]
 
@@ -53,8 +54,13 @@ def short(text: str, limit: int = 24) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def shown(text: str | None, sensitivity: str | None) -> str:
-    """What a page may show of a record's text: a secret one is a marker."""
+def shown(text: str | None, sensitivity: str | None, held: Mapping[str, Any] | None = None) -> str:
+    """What a page may show of a record's text: one tagged secret is a marker; one secret only because of
+    what was recognised in it (``held``: its metadata or payload says so) reads as stored, ``[secret: PIN]``
+    in place of each value."""
+    note = held.get(SECRETS_KEY) if isinstance(held, Mapping) else None
+    if isinstance(note, Mapping) and note.get("raised") is True:
+        return text or ""
     return redact(text or "", sensitivity or "internal")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
@@ -33,14 +34,17 @@ class Entry:
     who: str
     text: str
     sensitivity: str | None
+    metadata: dict[str, Any]
 
 
 def _of_episode(e: Episode) -> Entry:
-    return Entry("episode", e.id, e.timestamp, e.session, e.agent, e.source_node or "", e.content, e.sensitivity)
+    return Entry(
+        "episode", e.id, e.timestamp, e.session, e.agent, e.source_node or "", e.content, e.sensitivity, e.metadata
+    )
 
 
 def _of_message(m: Message) -> Entry:
-    return Entry("message", m.id, m.timestamp, m.session, m.agent, m.role, m.content, m.sensitivity)
+    return Entry("message", m.id, m.timestamp, m.session, m.agent, m.role, m.content, m.sensitivity, m.metadata)
 
 
 def _kept(entry: Entry, since: datetime | None, until: datetime | None, words: str | None) -> bool:

@@ -1,0 +1,94 @@
+"""Secrets recognised in text without a tag: card numbers, IBANs, keys, passwords said aloud.
+
+People paste secrets into chats and nobody tags them. Every tier's write passes its text through a
+`SecretScanner` (see `mnemonite.privacy.SecretGuard`); what it finds is a `SecretSpan` of a *kind*
+("card number", "API key", ...) and a *level*: ``secret`` spans are masked as ``[secret: card number]``
+before anything is stored, embedded or indexed, ``internal`` ones (e-mail addresses, phone numbers)
+only raise the record's sensitivity.
+
+Recognition is offline and bounded: regular expressions without nested repetition, each candidate
+confirmed by the check its format publishes (Luhn for cards and Canadian SINs, mod 97 for IBANs,
+Verhoeff for Aadhaar numbers, the 11-test for Dutch BSNs, the DNI letter, the CPF digits) or by the
+words announcing it ("my password is ...") and the randomness of the value (for tokens).
+
+A locale pack adds patterns of its own (`SecretPattern`, in `LocalePack.secrets`); any object with a
+``find(text)`` method that yields `SecretSpan`\\ s is a `Recogniser` too.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from mnemonite.errors import InvalidInputError
+from mnemonite.recognisers.announced import ANNOUNCED
+from mnemonite.recognisers.base import (
+    Gated,
+    PatternRecogniser,
+    Recogniser,
+    SecretPattern,
+    SecretSpan,
+    marker,
+)
+from mnemonite.recognisers.checks import cpf, dni, iban, luhn, mod11, verhoeff
+from mnemonite.recognisers.patterns import DEFAULT_PATTERNS
+
+__all__ = [
+    "DEFAULT_RECOGNISERS",
+    "PatternRecogniser",
+    "Recogniser",
+    "SecretPattern",
+    "SecretScanner",
+    "SecretSpan",
+    "cpf",
+    "dni",
+    "iban",
+    "luhn",
+    "marker",
+    "mod11",
+    "verhoeff",
+]
+
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+
+DEFAULT_RECOGNISERS: Final[tuple[Recogniser, ...]] = (*ANNOUNCED, *(PatternRecogniser(p) for p in DEFAULT_PATTERNS))
+
+
+class SecretScanner:
+    """Runs recognisers over a text and keeps one span where several overlap: secret before internal,
+    then the longer."""
+
+    def __init__(self, recognisers: Sequence[Recogniser] = DEFAULT_RECOGNISERS) -> None:
+        self.recognisers = tuple(recognisers)
+
+    @classmethod
+    def with_patterns(cls, patterns: Iterable[SecretPattern], extra: Iterable[Recogniser] = ()) -> SecretScanner:
+        """The default recognisers, ``patterns`` (a locale pack's own) and ``extra`` ones."""
+        for recogniser in extra:
+            if not isinstance(recogniser, Recogniser):
+                raise InvalidInputError(f"a recogniser needs a find(text) method, got {type(recogniser).__name__}")
+        return cls((*DEFAULT_RECOGNISERS, *(PatternRecogniser(p) for p in patterns), *extra))
+
+    def scan(self, text: str) -> list[SecretSpan]:
+        """The spans of ``text``, in order, none overlapping another."""
+        if not text or text.isspace():
+            return []
+        lowered, digits = text.lower(), len(text) - len(text.translate(_NO_DIGITS))
+        found = [
+            span
+            for recogniser in self.recognisers
+            if not isinstance(recogniser, Gated) or recogniser.may_match(lowered, digits)
+            for span in recogniser.find(text)
+        ]
+        if len(found) < 2:
+            return found
+        found.sort(key=lambda s: (s.level != "secret", -(s.end - s.start), s.start))
+        starts: list[int] = []  # the kept spans, by start: a new one must end before the next and start after the last
+        kept: list[SecretSpan] = []
+        for span in found:
+            at = bisect.bisect_right(starts, span.start)
+            if (at == 0 or kept[at - 1].end <= span.start) and (at == len(kept) or span.end <= kept[at].start):
+                starts.insert(at, span.start)
+                kept.insert(at, span)
+        return kept

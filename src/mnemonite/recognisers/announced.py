@@ -1,0 +1,283 @@
+"""Recognisers that read a little around a candidate: passwords and PINs said aloud, card numbers,
+IBANs and phone numbers however they are grouped, credentials inside URLs and headers."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import itertools
+import re
+from collections.abc import Callable, Iterator
+from typing import Final
+
+from mnemonite.recognisers import checks
+from mnemonite.recognisers.base import Gated, SecretSpan
+
+__all__ = ["ANNOUNCED"]
+
+_TOKEN = re.compile(r"\S+")
+_MAX_NAMES = 10_000  # a text naming "password" more often than this is read up to there: time stays bounded
+_QUOTES = "\"'`\u201c\u201d\u2018\u2019([{<"
+_CLOSING = "\"'`\u201c\u201d\u2018\u2019)]}>.,;:?"
+# words that say "here comes the value", in the languages people mix into chat
+_SAYS: Final = frozenset(
+    "is was are were = == : - \u2013 \u2014 -> => now becomes es est ist lautet \u00e9 e \u00e8 era ser\u00e1 sera"
+    " is: was: 's \u2019s".split()
+)
+_FILLERS: Final = frozenset("literally still just actually basically probably now simply currently".split())
+_PREPOSITIONS: Final = frozenset("for to of on at de du des f\u00fcr para voor van per di del da do pour".split())
+_CHANGED = re.compile(r"(?i)\b(?:chang|set|reset|updat|switch|mak|turn)\w*\s+(?:\S+\s+){0,3}$")
+_UNITS: Final = frozenset(
+    "am pm % mg kg g km m cm mm ft meters metres miles min mins minutes hours hrs days weeks months years times"
+    " people usd eur gbp dollars euros pounds lines words pages calories cal steps rpm mph kph bucks".split()
+)
+_NUMBER_WORDS: Final = frozenset("zero oh one two three four five six seven eight nine".split())
+
+
+def _clean(token: str, start: int) -> tuple[str, int]:
+    """A token without the quotes and brackets around it, and where what is left starts."""
+    lead = len(token) - len(token.lstrip(_QUOTES))
+    core = token[lead:].rstrip(_CLOSING)
+    return core, start + lead
+
+
+class Announced(Gated):
+    """A value said after the words that name it: "my password for the bank is X", "PIN: 4821",
+    "DB_PASSWORD=X", "pw X" (a bare value only when it cannot be a word)."""
+
+    def __init__(
+        self,
+        kind: str,
+        names: str,
+        value: Callable[[str], bool],
+        bare: Callable[[str], bool],
+        *,
+        hints: str,
+        digits: int = 0,
+        words: bool = False,
+    ) -> None:
+        self.kind, self._value, self._bare, self._words = kind, value, bare, words
+        self._names = re.compile(rf"(?<![A-Za-z])(?:{names})(?![A-Za-z])", re.IGNORECASE)
+        self.hints, self.min_digits = tuple(hints.split("|")), digits
+
+    def find(self, text: str) -> Iterator[SecretSpan]:
+        for name in itertools.islice(self._names.finditer(text), _MAX_NAMES):
+            changed = bool(_CHANGED.search(text[max(0, name.start() - 40) : name.start()]))
+            span = self._after(text, name.end(), changed)
+            if span is not None:
+                yield SecretSpan(*span, self.kind)
+
+    def _after(self, text: str, at: int, changed: bool) -> tuple[int, int] | None:
+        said = in_object = False
+        tokens = [(m.group(), at + m.start()) for m in _TOKEN.finditer(text[at : at + 240])][:10]
+        for i, (raw, raw_start) in enumerate(tokens):
+            token, start = raw, raw_start
+            if not said:
+                token, start, said = _attached(raw, raw_start)
+                if not token:
+                    continue
+            word, begin = _clean(token, start)
+            if said:
+                found = self._value_at(text, tokens, i, word, begin, token[:1] in _QUOTES)
+                if found is not None or word.lower() not in _FILLERS:
+                    return found
+                continue
+            step = _step(i, word, token, in_object, changed)
+            if step == "object":
+                in_object = True
+            elif step == "said":
+                said = True
+            elif step == "bare" or (step == "stop" and i == 0 and self._bare(word)):
+                return (begin, begin + len(word)) if self._bare(word) else None
+            elif step == "stop":
+                return None
+        return None
+
+    def _value_at(
+        self, text: str, tokens: list[tuple[str, int]], i: int, word: str, begin: int, quoted: bool
+    ) -> tuple[int, int] | None:
+        if quoted:  # "the password is \"blue sky 42\"": the whole quoted phrase
+            close = text.find(_PAIRS.get(text[begin - 1], text[begin - 1]), begin)
+            if 0 < close - begin <= 64 and "\n" not in text[begin:close] and self._value(text[begin:close]):
+                return begin, close
+        if self._words and word.lower() in _NUMBER_WORDS:  # "four five nine one"
+            run = tokens[i : i + 8]
+            count = next((n for n, (t, _) in enumerate(run) if _clean(t, 0)[0].lower() not in _NUMBER_WORDS), len(run))
+            if count >= 3:
+                last, last_start = run[count - 1]
+                core, core_start = _clean(last, last_start)
+                return begin, core_start + len(core)
+            return None
+        word = word.rstrip("#*") if self._words else word
+        if not self._value(word):
+            return None
+        following = tokens[i + 1][0].lower().strip(_CLOSING) if i + 1 < len(tokens) else ""
+        if self._words and following in _UNITS:
+            return None
+        return begin, begin + len(word)
+
+
+_PAIRS: Final = {"\u201c": "\u201d", "\u2018": "\u2019", "(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def _attached(token: str, start: int) -> tuple[str, int, bool]:
+    """A token that carries its own "is": ``=X``, ``":``, ``:X``, ``-1234``: what follows it, and that it was said."""
+    bare = token.lstrip(_QUOTES)
+    if bare[:1] in (":", "=", "-") and bare not in ("-", "->"):
+        rest = bare.lstrip(":=-").lstrip(_QUOTES) if bare[:1] != "-" else bare[1:]
+        return rest, start + len(token) - len(rest), True
+    return token, start, False
+
+
+def _step(i: int, word: str, token: str, in_object: bool, changed: bool) -> str:
+    """What a word before the value does: says it comes next, names what it is for, or ends the search."""
+    low = word.lower()
+    if low in _SAYS or token.lower() in _SAYS or (low == "to" and changed and i == 0):
+        return "said"
+    if token.endswith((":", "=")) and (in_object or i == 0):
+        return "said"  # "password for gmail: X"
+    if i == 0 and low in _PREPOSITIONS:
+        return "object"
+    if in_object and i <= 4:
+        return "skip"
+    return "stop"
+
+
+def _pin(value: str) -> bool:
+    if re.fullmatch(r"\d{3,8}|[A-Za-z]\d{3,7}|\d{1,3}(?:-\d{1,3}){2,4}", value) is None:
+        return False
+    return not re.fullmatch(r"(?:19|20)\d\d", value)  # a year said after "code" is rarely a code
+
+
+def _strong(value: str) -> bool:
+    """A bare value right after "pw": mixed letters and digits or symbols, so not a word."""
+    has_alpha = any(c.isalpha() for c in value)
+    other = any(not c.isalpha() for c in value)
+    return (
+        len(value) >= 6 and has_alpha and other and checks.password_like(value) and not value.startswith(("http", "/"))
+    )
+
+
+_PASSWORD_NAMES = (
+    r"password|passwd|passphrase|pass ?word|pwd|pw|passwort|kennwort|contrase(?:\u00f1|n)a|mot de passe|mdp|senha"
+    r"|wachtwoord|has(?:\u0142|l)o|parola d'ordine|wi-?fi (?:key|pass)|pass(?=\s*[:=])"
+)
+_PIN_NAMES = (
+    r"pin(?:\s?(?:code|number|no\.?|#))?|passcode|pass code|puk(?: code)?|cvv2?|cvc2?|csc|otp|one[- ]time (?:code|pin)"
+    r"|verification code|security code|2fa code|backup code|access code|entry code|unlock code|combination|combo"
+    r"|(?:door|gate|alarm|garage|lock|safe|locker|keypad|building|house|apartment|padlock)\s(?:code|combo|combination|pin)"
+    r"|code\s(?:for|to|of)\s(?:the\s|my\s|our\s)?(?:front\s|back\s|main\s)?(?:door|gate|alarm|garage|safe|locker"
+    r"|building|house|apartment|lock|keypad|padlock)"
+)
+
+
+class _Cards(Gated):
+    """Payment cards: 13-19 digits in the networks' ranges, Luhn-valid, in one grouping; not a number an
+    order, a parcel or a phone is known by ("order 4539...", "IMEI 3569...")."""
+
+    _CANDIDATE = re.compile(r"(?<![\d.,/-])\d(?:[ .-]?\d){12,18}(?!\d|[.,]\d|-\d)")
+    _NETWORK = re.compile(r"^(?:2[2-7]|3[0-9]|4|5[0-8]|6[0-9])")
+    _OTHER = re.compile(r"(?i)\b(?:order|invoice|tracking|ref|reference|imei|serial|isbn|confirmation|booking|awb"
+                        r"|shipment|parcel|receipt|ticket|transaction|meid|iccid)\b")  # fmt: skip
+    _CARD = re.compile(r"(?i)\b(?:card|visa|master ?card|amex|debit|credit|cc|maestro|discover|jcb|cvv)\b")
+    min_digits = 13
+
+    def find(self, text: str) -> Iterator[SecretSpan]:
+        for match in self._CANDIDATE.finditer(text):
+            value = match.group()
+            digits = "".join(c for c in value if c.isdigit())
+            if not (13 <= len(digits) <= 19 and self._NETWORK.match(digits) and checks.luhn(digits)):
+                continue
+            if len({c for c in value if not c.isdigit()}) > 1:
+                continue  # "4111-1111 1111.1111" is not how a card is written
+            before = text[max(0, match.start() - 40) : match.start()]
+            if self._OTHER.search(before) and not self._CARD.search(before):
+                continue
+            yield SecretSpan(match.start(), match.end(), "card number")
+
+
+class _Ibans(Gated):
+    """IBANs however they are spaced: the country's length of characters, mod 97."""
+
+    _CANDIDATE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){10,32}")
+    min_digits = 6
+
+    def find(self, text: str) -> Iterator[SecretSpan]:
+        for match in self._CANDIDATE.finditer(text):
+            value = match.group()
+            length = checks.IBAN_LENGTHS.get(value[:2].upper())
+            if length is None:
+                continue
+            taken = end = 0
+            for n, c in enumerate(value):
+                if c.isalnum():
+                    taken += 1
+                    end = n + 1
+                    if taken == length:
+                        break
+            following = value[end : end + 1]
+            if taken == length and not following.isalnum() and checks.iban(value[:end]):
+                yield SecretSpan(match.start(), match.start() + end, "IBAN")
+
+
+class _Phones(Gated):
+    """Phone numbers: 7 to 15 digits in the groups people write; a bare run of digits only when announced."""
+
+    _GROUPED = re.compile(r"(?<![\w+.-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{2,5}(?:[ .-]\d{2,6}){1,4}"
+                          r"(?![\w-]|[.,]\d)")  # fmt: skip
+    _INTERNATIONAL = re.compile(r"(?<![\w+])\+\d{8,14}(?!\d)")
+    _BARE = re.compile(r"(?i)\b(?:call|phone|tel|mobile|cell|whatsapp|text|number|ring|reach|sms|signal|telegram)\b"
+                       r"\D{0,20}?(?<!\d)(0\d{8,11})(?!\d)")  # fmt: skip
+    _DATE = re.compile(r"^\d{1,4}[ .-]\d{1,2}[ .-]\d{1,4}$")
+    _LOCAL = re.compile(r"\d{3}[ .-]\d{4}$")
+    min_digits = 7
+
+    def find(self, text: str) -> Iterator[SecretSpan]:
+        for match in self._GROUPED.finditer(text):
+            value = match.group()
+            digits = sum(c.isdigit() for c in value)
+            if not 7 <= digits <= 15 or (self._DATE.match(value) and digits <= 8):
+                continue
+            if value.startswith("+") or "(" in value or digits >= 9 or self._LOCAL.search(value):
+                yield SecretSpan(match.start(), match.end(), "phone number", "internal")
+        for regex in (self._INTERNATIONAL, self._BARE):
+            for match in regex.finditer(text):
+                group = 1 if match.re is self._BARE else 0
+                yield SecretSpan(*match.span(group), "phone number", "internal")
+
+
+class _Credentials(Gated):
+    """A password inside a URL (``scheme://user:PASSWORD@host``) or a Basic authorization header."""
+
+    _URL = re.compile(r"(?<![\w])[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]{1,64}:([^\s@/]{1,128})@[\w.-]")
+    _BASIC = re.compile(r"(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+    hints = ("://", "basic")
+
+    def find(self, text: str) -> Iterator[SecretSpan]:
+        for match in self._URL.finditer(text):
+            value = match.group(1)
+            if not (value.startswith(("${", "<", "{")) or checks.PLACEHOLDER.search(value)):
+                yield SecretSpan(*match.span(1), "password")
+        for match in self._BASIC.finditer(text):
+            try:
+                decoded = base64.b64decode(match.group(1), validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError, ValueError):
+                continue
+            if ":" in decoded:
+                yield SecretSpan(*match.span(1), "password")
+
+
+ANNOUNCED: Final[tuple[Gated, ...]] = (
+    Announced(
+        "password",
+        _PASSWORD_NAMES,
+        checks.password_like,
+        _strong,
+        hints="pass|pw|wifi|wi-fi|kennwort|contrase|mot de passe|mdp|senha|wachtwoord|has|parola",
+    ),
+    Announced("PIN", _PIN_NAMES, _pin, _pin, hints="pin|code|cvv|cvc|csc|otp|puk|combo|combination", words=True),
+    _Cards(),
+    _Ibans(),
+    _Phones(),
+    _Credentials(),
+)

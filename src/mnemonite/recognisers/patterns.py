@@ -1,0 +1,93 @@
+"""The default recognisers written as expressions: keys and tokens by their published formats,
+private keys, government identifiers, e-mail addresses."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mnemonite.recognisers.base import SecretPattern, pattern
+
+__all__ = ["DEFAULT_PATTERNS"]
+
+# what may come between the name of a value and the value: "= ", ": '", " is ", "\": \""
+_SAYS = r"[\"']?\s*(?:is|was|=|:|->|=>|is\s+now|will\s+be|'s|\u2019s)?\s*[:=]?\s*[\"'`\u201c\u2018]?"
+_TOKEN = r"[A-Za-z0-9_\-./+=~]"
+
+_KEYS: Final = (
+    pattern("API key", r"(?<![\w-])sk-ant-(?:api|admin|sid)\d{2}-[A-Za-z0-9_\-]{20,}", "entropy", hints="sk-ant-"),
+    pattern("API key", r"(?<![\w-])sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", "entropy",
+            hints="sk-"),
+    pattern("API key", r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", "entropy",
+            hints="ghp_|gho_|ghu_|ghs_|ghr_|github_pat_"),
+    pattern("API key", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])", "entropy",
+            hints="akia|asia|abia|acca"),
+    pattern("API key", r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])", "entropy", hints="aiza"),
+    pattern("API key", r"(?<![\w.-])ya29\.[0-9A-Za-z_\-]{20,}", "entropy", hints="ya29."),
+    pattern("API key", r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}", "entropy", hints="xox"),
+    pattern("API key", r"(?<![\w-])xapp-\d-[A-Za-z0-9-]{10,}", "entropy", hints="xapp-"),
+    pattern("API key", r"(?<!\w)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "entropy", hints="_live_|_test_"),
+    pattern("API key", r"(?<!\w)(?:glpat-[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}"
+            r"|SG\.[\w-]{22}\.[\w-]{43}|pypi-AgE[A-Za-z0-9_\-]{50,}|dop_v1_[a-f0-9]{64}"
+            r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"
+            r"|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}|key-[0-9a-z]{32})(?![\w-])", "entropy",
+            hints="glpat-|npm_|hf_|sg.|pypi-|dop_v1_|shp|sq0|key-"),
+    pattern("API key", r"(?<![\w.-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", hints="eyj"),
+    # an AWS secret access key, or any token announced as a key, a token or a secret
+    pattern("API key", r"(?i:aws_secret_access_key|secret[_ ]access[_ ]key)" + _SAYS
+            + r"(?P<value>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", hints="secret"),
+    pattern("API key", r"(?<![A-Za-z])(?:api[_ -]?key|api[_ -]?token|access[_ -]?token|auth[_ -]?token"
+            r"|refresh[_ -]?token"
+            r"|client[_ -]?secret|secret[_ -]?key|licen[cs]e key|apikey|token|secret|bearer|key)s?"
+            r"(?:\s+(?:for|to|of)\s+(?:the\s+|my\s+|our\s+)?[\w.-]{1,30})?" + _SAYS
+            + r"(?P<value>[A-Za-z0-9]" + _TOKEN + r"{15,200})", "entropy", ignore_case=True,
+            hints="key|token|secret|bearer"),
+    # a token in a URL's query
+    pattern("API key", r"[?&](?:access_token|token|api_key|apikey|key|auth|sig|signature|client_secret|code)"
+            r"=(?P<value>[A-Za-z0-9_\-.~%]{16,})", "entropy", ignore_case=True, hints="="),
+    # private keys: the whole PEM block (an unterminated one to the end of its base64 lines)
+    pattern("private key", r"-----BEGIN [A-Z ]{0,20}PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[\s\S]{0,20000}?-----END [A-Z ]{0,20}PRIVATE KEY(?: BLOCK)?-----"
+            r"|(?:\s*(?:\\n)?[A-Za-z0-9+/=:,-]{1,100}){1,400})", hints="-----begin"),
+)  # fmt: skip
+
+_GOVERNMENT: Final = (
+    pattern("government id", r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])", digits=9),
+    pattern("government id", r"(?<![A-Za-z0-9])(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+            r" ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])", digits=6),
+    pattern("government id", r"(?<![\w-])(?:\d{8}|[XYZ]\d{7})-?[A-Z](?![\w-])", "dni", digits=7),
+    pattern("government id", r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])", "cpf", digits=11),
+    pattern("government id", r"(?<![\d ])[2-9]\d{3} \d{4} \d{4}(?![\d ]\d)", "verhoeff", digits=12),
+    pattern("government id", r"\b(?:bsn|burgerservicenummer|sofi)\b\D{0,20}(?P<value>\d{9})\b", "mod11",
+            ignore_case=True, digits=9, hints="bsn|burgerservicenummer|sofi"),
+    pattern("government id", r"\b(?:aadhaar|aadhar)\b\D{0,20}(?P<value>[2-9]\d{3} ?\d{4} ?\d{4})\b", "verhoeff",
+            ignore_case=True, digits=12, hints="aadha"),
+    pattern("government id", r"\bcpf\b\D{0,20}(?P<value>\d{11})\b", "cpf", ignore_case=True, digits=11, hints="cpf"),
+    pattern("government id", r"\b(?:sin|social insurance(?: number)?|nas)\b\D{0,20}(?P<value>\d{3}[ -]?\d{3}[ -]?\d{3})"
+            r"\b", "luhn", ignore_case=True, digits=9, hints="sin|social|nas"),
+    pattern("government id", r"\b(?:ssn|social(?: security| sec)?(?: number| no\.?| #)?|passport(?: number| no\.?| #)?"
+            r"|national id(?: number)?|id number|tax id|tax file number|tfn|driver'?s licen[cs]e(?: number| no\.?)?"
+            r"|licen[cs]e number|nino|ni number|national insurance(?: number)?|personnummer|steuer-?id)\b\D{0,16}?"
+            r"(?P<value>[A-Z]{0,3}\d(?:[ -]?\d|[A-Z0-9]){4,17})(?![A-Za-z0-9])", ignore_case=True, digits=5,
+            hints="ssn|social|passport|national|id number|tax|tfn|licen|nino|ni number|personnummer|steuer"),
+)  # fmt: skip
+
+# a password given with the user name, or before the word that names it
+_PASSWORDS: Final = (
+    pattern("password", r"(?i:\b(?:login|creds|credentials|user(?:name)? and password)\b)\s*(?:is|are|:|=)?\s*"
+            r"[\w.@+-]{2,60} ?/ ?(?P<value>[^\s/]{4,64})(?=[\s,;!?)]|$)", "password", hints="login|cred|user"),
+    pattern("password", r"(?i:\b(?:user(?:name)?|login|email)\s*[:=]\s*\S{2,60}\s*[,;/ ]\s*(?:pass(?:word)?|pw|pwd)"
+            r"\s*[:=])\s*(?P<value>\S{4,64})", "password", hints="pass|pw"),
+    pattern("password", r"(?i:\b(?:use|try|it'?s|it is|type|enter)\s+)[\"'`\u201c]?(?P<value>[^\s\"'`\u201d]{4,64})"
+            r"[\"'`\u201d]?(?i:\s+(?:as|for)\s+(?:the\s+|my\s+|your\s+|our\s+)?(?:new\s+)?(?:password|pw|pwd|passphrase))",
+            "password", hints="pass|pw"),
+    pattern("password", r"(?<![\w\"'`])[\"'`\u201c]?(?P<value>[^\s\"'`\u201d]{4,64})[\"'`\u201d]?(?i:\s+(?:is|was)\s+"
+            r"(?:my|the|our|his|her|their|your)\s+(?:new\s+|current\s+|old\s+|actual\s+)?(?:password|pw|pwd|passphrase))\b",
+            "password", hints="pass|pw"),
+)  # fmt: skip
+
+_PERSONAL: Final = (
+    pattern("email address", r"(?<![\w.+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*"
+            r"\.[A-Za-z]{2,24}(?![\w-])", level="internal", hints="@"),
+)  # fmt: skip
+
+DEFAULT_PATTERNS: Final[tuple[SecretPattern, ...]] = (*_KEYS, *_GOVERNMENT, *_PASSWORDS, *_PERSONAL)
