@@ -53,7 +53,8 @@ EXPORTS = {
     "BudgetExceededError", "LLMProviderError", "ConsolidatorBusyError", "OpenAIProvider", "LLMProvider",
     "PhaseReport", "ConsolidatorStatus", "TopicEpisode",
     # sensitivity, redaction and the memory tools
-    "Reveal", "Sensitivity", "SensitivityError", "GuardPolicy", "ToolCall", "ToolError", "ToolResult", "ToolSet",
+    "Reveal", "Sensitivity", "SensitivityError", "Recogniser", "SecretPattern", "SecretScanError", "SecretScanner",
+    "SecretSpan", "reveal_text", "GuardPolicy", "ToolCall", "ToolError", "ToolResult", "ToolSet",
     "Block", "BlockConflictError", "BlockLimitError", "BlockPatchError", "Group", "GroupAccessError", "Message",
     "Procedure", "ReadOnlyBlockError", "SessionEvent", "SharedItem",
     # the server's API keys

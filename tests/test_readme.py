@@ -31,7 +31,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, str]:
 
 
 def test_the_readme_has_its_examples() -> None:
-    assert len(BLOCKS) == 12
+    assert len(BLOCKS) == 13
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
@@ -91,3 +91,10 @@ def test_the_concept_graph_example_shifts_consolidates_and_routes(outputs: dict[
     assert lines[0].startswith("shift at distance") and lines[0].endswith("graph version 1")
     assert "version 2" in lines[1] and "Knowledge graph context:" in lines
     assert lines[-1].startswith("graph | graph cue 'how' |")
+
+
+def test_a_card_number_said_in_passing_is_masked_and_kept_for_a_reveal(outputs: dict[int, str]) -> None:
+    index = next(i for i, block in enumerate(BLOCKS) if "reveal_text" in block)
+    masked, revealed = outputs[index].splitlines()[:2]
+    assert masked == "my card is [secret: card number], expiry 04/29 | secret"
+    assert revealed == "my card is 4111 1111 1111 1111, expiry 04/29"

@@ -31,6 +31,7 @@ from mnemonite.models.search import SearchFilter, SearchHit, Tier
 from mnemonite.privacy import SecretGuard
 from mnemonite.recognisers import Recogniser, SecretScanner
 from mnemonite.salience import SalienceScorer
+from mnemonite.scan import ScanProgress, ScanReport, scan_secrets
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.search.routing import AdaptiveRetriever, Route, RoutedSearch
@@ -310,6 +311,17 @@ class Memory:
         ``progress(table, rows_done, rows_total)`` is called as each table is checked.
         """
         return await backup_store(self._store, path, progress=progress, source=memory_file(self.config.url))
+
+    async def scan_secrets(self, *, mask: bool = False, progress: ScanProgress | None = None) -> ScanReport:
+        """Find the secrets nobody tagged that this memory holds in clear (written before recognition, or
+        under other recognisers): card numbers, keys, passwords in records and in the audit rows quoting them.
+
+        ``mask=True`` rewrites each such row as a write would have stored it (``[secret: card number]``,
+        sensitivity raised), one audited transaction per batch; its episodes and facts are embedded again
+        from the masked text. Resumable: a second run goes on where an interrupted one stopped.
+        ``progress(table, rows_read, rows_in_table)`` is called after each batch.
+        """
+        return await scan_secrets(self._store, self.secrets, self._engine.active, mask=mask, progress=progress)
 
     async def _rule(self, rule_id: str) -> ConsolidationRule:
         for state in await self._store.rule_states():

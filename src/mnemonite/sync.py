@@ -51,7 +51,9 @@ from mnemonite.models.graph import (
 from mnemonite.models.keys import ApiKey, IssuedKey
 from mnemonite.models.search import SearchHit, Tier
 from mnemonite.models.sensitivity import Sensitivity
+from mnemonite.recognisers import Recogniser
 from mnemonite.salience import SalienceContext, SalienceScorer
+from mnemonite.scan import ScanProgress, ScanReport
 from mnemonite.scope import Scope
 from mnemonite.search import Reranker, SearchOptions
 from mnemonite.search.routing import Route, RoutedSearch
@@ -534,6 +536,7 @@ class SyncMemory:
         embedder: Embedder | object | None = _DEFAULT,
         previous_embedders: Sequence[Embedder] = (),
         create: bool = True,
+        recognisers: Sequence[Recogniser] = (),
     ) -> SyncMemory:
         loop = _Loop()
         try:
@@ -544,6 +547,7 @@ class SyncMemory:
                 embedder=embedder,
                 previous_embedders=previous_embedders,
                 create=create,
+                recognisers=recognisers,
             )
             return cls(loop.run(opened), loop)
         except BaseException:
@@ -630,6 +634,9 @@ class SyncMemory:
 
     def backup(self, path: str | Path, *, progress: BackupProgress | None = None) -> BackupReport:
         return self._run(self._memory.backup(path, progress=progress))
+
+    def scan_secrets(self, *, mask: bool = False, progress: ScanProgress | None = None) -> ScanReport:
+        return self._run(self._memory.scan_secrets(mask=mask, progress=progress))
 
     # -- concept graph, lifecycle tiers, routing ------------------------------------------------
 

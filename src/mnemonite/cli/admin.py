@@ -1,4 +1,4 @@
-"""The store as a whole: ``health``, ``migrate``, ``copy``, ``demo``, ``consolidate``."""
+"""The store as a whole: ``health``, ``migrate``, ``scan``, ``copy``, ``demo``, ``consolidate``."""
 
 from __future__ import annotations
 
@@ -80,6 +80,33 @@ def _url(db: str | None) -> str:
     from mnemonite.config import MemoryConfig
 
     return MemoryConfig.from_env(None, url=db or globals_().db).url
+
+
+@app.command()
+def scan(
+    mask: Annotated[
+        bool, typer.Option("--mask", help="Rewrite every row that holds one as a write would have stored it.")
+    ] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Report the secrets nobody tagged that the memory holds in clear (card numbers, keys, passwords);
+    --mask replaces each by [secret: kind] in place (audited; run it again to resume)."""
+    progress, step = _table_progress()
+    with opened(db, create=False) as mem, progress:
+        report = mem.scan_secrets(mask=mask, progress=step)
+    if emit_one(report, as_json=as_json):
+        return
+    if report.kinds:
+        table(("kind", "values"), sorted(report.kinds.items(), key=lambda kv: -kv[1]))
+        table(("table", "rows holding one"), sorted(report.rows.items()))
+    found = sum(report.rows.values())
+    if mask:
+        say(f"read {report.read} rows; masked {report.masked} rows in place")
+    elif found:
+        say(f"read {report.read} rows; {found} hold secrets in clear: `mnemonite scan --mask` masks them in place")
+    else:
+        say(f"read {report.read} rows; no secret found in clear")
 
 
 @app.command("export")

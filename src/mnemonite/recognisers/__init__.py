@@ -31,7 +31,7 @@ from mnemonite.recognisers.base import (
     SecretSpan,
     marker,
 )
-from mnemonite.recognisers.checks import cpf, dni, iban, luhn, mod11, verhoeff
+from mnemonite.recognisers.checks import MARKERS, cpf, dni, iban, luhn, mod11, verhoeff
 from mnemonite.recognisers.patterns import DEFAULT_PATTERNS
 
 __all__ = [
@@ -81,6 +81,9 @@ class SecretScanner:
             if not isinstance(recogniser, Gated) or recogniser.may_match(lowered, digits)
             for span in recogniser.find(text)
         ]
+        if "[secret: " in text:  # a value already masked is not found again (a second scan, a quoted marker)
+            held = [m.span() for m in MARKERS.finditer(text)]
+            found = [s for s in found if not any(s.start < end and start < s.end for start, end in held)]
         if len(found) < 2:
             return found
         found.sort(key=lambda s: (s.level != "secret", -(s.end - s.start), s.start))

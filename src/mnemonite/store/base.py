@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +45,9 @@ from mnemonite.models.tools import ToolCall
 from mnemonite.scope import Scope
 from mnemonite.store.sql_ids import IdKind
 from mnemonite.store.sql_working import BlockEdit, BlockLog
+
+if TYPE_CHECKING:
+    from mnemonite.store.sql_scan import TextRow
 
 __all__ = [
     "AgentTierStore",
@@ -314,6 +317,10 @@ class ToolCallStore(Protocol):
 
     async def log_tool_calls(self, calls: Sequence[ToolCall], events: Sequence[SessionEvent] = ()) -> None: ...
     async def tool_calls(self, user: str, agent: str | None, *, limit: int) -> list[ToolCall]: ...
+    # text at rest, read and rewritten in place (`Memory.scan_secrets`; tables in `sql_scan.TEXT_TABLES`)
+    async def text_count(self, table: str) -> int: ...
+    async def text_rows(self, table: str, after: int, limit: int) -> list[TextRow]: ...
+    async def rewrite_texts(self, table: str, rows: Sequence[TextRow], reason: str) -> None: ...
 
 
 @runtime_checkable

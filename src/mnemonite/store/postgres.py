@@ -59,6 +59,7 @@ from mnemonite.store.sql_keys import KeyMethods
 from mnemonite.store.sql_procedural import ProceduralMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_replay import ReplayMethods
+from mnemonite.store.sql_scan import ScanMethods
 from mnemonite.store.sql_search import Matrix, SearchMethods
 from mnemonite.store.sql_session import SessionMethods, insert_events
 from mnemonite.store.sql_shared import SharedMethods
@@ -164,6 +165,7 @@ class PostgresMemoryStore(
     ConsolidatorMethods,
     ConflictMethods,
     EpisodePurgeMethods,
+    ScanMethods,
     SearchMethods,
     GraphMethods,
     IdMethods,

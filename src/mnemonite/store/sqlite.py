@@ -51,6 +51,7 @@ from mnemonite.store.sql_keys import KeyMethods
 from mnemonite.store.sql_procedural import ProceduralMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_replay import ReplayMethods
+from mnemonite.store.sql_scan import ScanMethods
 from mnemonite.store.sql_search import SearchMethods
 from mnemonite.store.sql_session import SessionMethods, insert_events
 from mnemonite.store.sql_shared import SharedMethods
@@ -72,6 +73,7 @@ SCHEMA_FILES = (
     (10, "010_consolidator.sql"),
     (11, "011_concepts.sql"),
     (12, "012_fact_sources_by_fact.sql"),
+    (13, "013_message_text_updates.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 BUSY_TIMEOUT = 10.0  # seconds; MemoryConfig.busy_timeout
@@ -102,6 +104,7 @@ class SQLiteMemoryStore(
     ConsolidatorMethods,
     ConflictMethods,
     EpisodePurgeMethods,
+    ScanMethods,
     SearchMethods,
     GraphMethods,
     IdMethods,
