@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -98,7 +99,7 @@ def scan(
     if emit_one(report, as_json=as_json):
         return
     if report.kinds:
-        table(("kind", "values"), sorted(report.kinds.items(), key=lambda kv: -kv[1]))
+        table(("kind", "values"), [(kind, n) for kind, n in Counter(report.kinds).most_common()])
         table(("table", "rows holding one"), sorted(report.rows.items()))
     found = sum(report.rows.values())
     if mask:
