@@ -24,6 +24,7 @@ from mnemonite._time import utcnow
 from mnemonite.consolidator.budget import ConsolidatorConfig
 from mnemonite.errors import BudgetExceededError, LLMProviderError
 from mnemonite.models.consolidator import Phase, Usage
+from mnemonite.recognisers import SecretScanner, marker
 from mnemonite.tokens import TokenCounter, default_counter
 
 __all__ = ["BudgetedModel", "Completion", "LLMProvider", "OpenAIProvider", "redact"]
@@ -34,13 +35,18 @@ _SECRETS = (
     re.compile(r"\b(?:sk|pk|rk|ghp|gho|xox[abp])[-_][A-Za-z0-9_-]{12,}\b"),
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
     re.compile(r"\b(?:\d[ -]?){13,19}\b"),  # card and account numbers
-    re.compile(r"(?i)\b(password|passcode|passwd|pin|api key|secret|token)(\s*(?:is|:|=)\s*)\S+"),
+    re.compile(r"(?i)(?<!\[)\b(password|passcode|passwd|pin|api key|secret|token)(\s*(?:is|:|=)\s*)(?!\[secret: )\S+"),
 )
 _RETRY_STATUS = {429, 500, 502, 503, 504}
+_SCANNER = SecretScanner()
 
 
 def redact(text: str) -> str:
-    """``text`` with secrets (keys, card numbers, passwords said aloud) replaced by ``[redacted]``."""
+    """``text`` with secrets replaced: what the recognisers find by its kind (``[secret: card number]``, as
+    memory stores it), then anything left that looks like a key, a long number or a password said aloud by
+    ``[redacted]`` (a memory written before recognition holds such text until `mnemonite scan --mask`)."""
+    for span in reversed([s for s in _SCANNER.scan(text) if s.level == "secret"]):
+        text = text[: span.start] + marker(span.kind) + text[span.end :]
     for pattern in _SECRETS:
         text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]" if m.lastindex else "[redacted]", text)
     return text

@@ -61,6 +61,12 @@ class SecretScanner:
 
     def __init__(self, recognisers: Sequence[Recogniser] = DEFAULT_RECOGNISERS) -> None:
         self.recognisers = tuple(recognisers)
+        # each recogniser with what a text must hold for it to run: one look for every hint, then set tests
+        self._gates = [
+            (r, frozenset(r.hints), r.min_digits) if isinstance(r, Gated) else (r, frozenset(), 0)
+            for r in self.recognisers
+        ]
+        self._hints = frozenset(hint for _, hints, _ in self._gates for hint in hints)
 
     @classmethod
     def with_patterns(cls, patterns: Iterable[SecretPattern], extra: Iterable[Recogniser] = ()) -> SecretScanner:
@@ -75,10 +81,11 @@ class SecretScanner:
         if not text or text.isspace():
             return []
         lowered, digits = text.lower(), len(text) - len(text.translate(_NO_DIGITS))
+        present = {hint for hint in self._hints if hint in lowered}
         found = [
             span
-            for recogniser in self.recognisers
-            if not isinstance(recogniser, Gated) or recogniser.may_match(lowered, digits)
+            for recogniser, hints, needs in self._gates
+            if digits >= needs and (not hints or not hints.isdisjoint(present))
             for span in recogniser.find(text)
         ]
         if "[secret: " in text:  # a value already masked is not found again (a second scan, a quoted marker)

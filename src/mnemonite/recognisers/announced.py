@@ -21,15 +21,20 @@ _QUOTES = "\"'`\u201c\u201d\u2018\u2019([{<"
 _CLOSING = "\"'`\u201c\u201d\u2018\u2019)]}>.,;:?"
 # words that say "here comes the value", in the languages people mix into chat
 _SAYS: Final = frozenset(
-    "is was are were = == : - \u2013 \u2014 -> => now becomes es est ist lautet \u00e9 e \u00e8 era ser\u00e1 sera"
-    " is: was: 's \u2019s".split()
+    "is was are were = == : - \u2013 \u2014 -> => > \u2192 :- now becomes es est ist lautet \u00e9 e \u00e8 era"
+    " ser\u00e1 sera is: was: 's \u2019s it's its it\u2019s".split()
 )
-_FILLERS: Final = frozenset("literally still just actually basically probably now simply currently".split())
+# words between the name and its value that say nothing of it ("the password was changed to X", "is my pin still X")
+_FILLERS: Final = frozenset(
+    "literally still just actually basically probably now simply currently officially always again also changed"
+    " set updated reset to be ? it".split()
+)
 _PREPOSITIONS: Final = frozenset("for to of on at de du des f\u00fcr para voor van per di del da do pour".split())
 _CHANGED = re.compile(r"(?i)\b(?:chang|set|reset|updat|switch|mak|turn)\w*\s+(?:\S+\s+){0,3}$")
 _UNITS: Final = frozenset(
     "am pm % mg kg g km m cm mm ft meters metres miles min mins minutes hours hrs days weeks months years times"
-    " people usd eur gbp dollars euros pounds lines words pages calories cal steps rpm mph kph bucks".split()
+    " people usd eur gbp dollars euros pounds lines words pages calories cal steps rpm mph kph bucks error errors"
+    " status off".split()
 )
 _NUMBER_WORDS: Final = frozenset("zero oh one two three four five six seven eight nine".split())
 
@@ -62,6 +67,8 @@ class Announced(Gated):
 
     def find(self, text: str) -> Iterator[SecretSpan]:
         for name in itertools.islice(self._names.finditer(text), _MAX_NAMES):
+            if text.endswith("[secret: ", 0, name.start()):
+                continue  # the kind in a marker ("[secret: password]") names nothing
             changed = bool(_CHANGED.search(text[max(0, name.start() - 40) : name.start()]))
             span = self._after(text, name.end(), changed)
             if span is not None:
@@ -69,6 +76,7 @@ class Announced(Gated):
 
     def _after(self, text: str, at: int, changed: bool) -> tuple[int, int] | None:
         said = in_object = False
+        lead = 0  # how many fillers came first: "is my pin still 4471" reads "4471" as said bare
         tokens = [(m.group(), at + m.start()) for m in _TOKEN.finditer(text[at : at + 240])][:10]
         for i, (raw, raw_start) in enumerate(tokens):
             token, start = raw, raw_start
@@ -82,16 +90,28 @@ class Announced(Gated):
                 if found is not None or word.lower() not in _FILLERS:
                     return found
                 continue
-            step = _step(i, word, token, in_object, changed)
-            if step == "object":
-                in_object = True
-            elif step == "said":
-                said = True
-            elif step == "bare" or (step == "stop" and i == 0 and self._bare(word)):
-                return (begin, begin + len(word)) if self._bare(word) else None
-            elif step == "stop":
+            step = self._step(tokens, i, lead, word, token, in_object, changed)
+            if step == "bare":
+                return begin, begin + len(word)
+            if step == "stop":
                 return None
+            said, in_object = said or step == "said", in_object or step == "object"
+            lead += step == "lead"
         return None
+
+    def _step(
+        self, tokens: list[tuple[str, int]], i: int, lead: int, word: str, token: str, in_object: bool, changed: bool
+    ) -> str:
+        """What a word before the value does: "said" (the value comes next), "object" ("for the bank"),
+        "skip", "lead" (a filler first: "is my pin still 4471"), "bare" (it is the value), or "stop"."""
+        step = _step(i - lead, word, token, in_object, changed)
+        if step != "stop" or i != lead:
+            return step
+        if not word:  # punctuation alone: a comma ends the clause ("password, pin: 1234"), a "?" does not
+            return "stop" if any(c in token for c in ",;.") else "lead"
+        if word.lower() in _FILLERS:
+            return "lead"
+        return "bare" if self._bare(word) and not self._unit_after(tokens, i) else "stop"
 
     def _value_at(
         self, text: str, tokens: list[tuple[str, int]], i: int, word: str, begin: int, quoted: bool
@@ -109,12 +129,14 @@ class Announced(Gated):
                 return begin, core_start + len(core)
             return None
         word = word.rstrip("#*") if self._words else word
-        if not self._value(word):
-            return None
-        following = tokens[i + 1][0].lower().strip(_CLOSING) if i + 1 < len(tokens) else ""
-        if self._words and following in _UNITS:
+        if not self._value(word) or self._unit_after(tokens, i):
             return None
         return begin, begin + len(word)
+
+    def _unit_after(self, tokens: list[tuple[str, int]], i: int) -> bool:
+        """A number followed by a unit is an amount, not a code ("1200 meters", "404 error")."""
+        following = tokens[i + 1][0].lower().strip(_CLOSING) if i + 1 < len(tokens) else ""
+        return self._words and following in _UNITS
 
 
 _PAIRS: Final = {"\u201c": "\u201d", "\u2018": "\u2019", "(": ")", "[": "]", "{": "}", "<": ">"}
@@ -144,9 +166,7 @@ def _step(i: int, word: str, token: str, in_object: bool, changed: bool) -> str:
 
 
 def _pin(value: str) -> bool:
-    if re.fullmatch(r"\d{3,8}|[A-Za-z]\d{3,7}|\d{1,3}(?:-\d{1,3}){2,4}", value) is None:
-        return False
-    return not re.fullmatch(r"(?:19|20)\d\d", value)  # a year said after "code" is rarely a code
+    return re.fullmatch(r"\d{3,8}|[A-Za-z]\d{3,7}|\d{1,3}(?:-\d{1,3}){2,4}", value) is not None
 
 
 def _strong(value: str) -> bool:
@@ -159,15 +179,25 @@ def _strong(value: str) -> bool:
 
 
 _PASSWORD_NAMES = (
-    r"password|passwd|passphrase|pass ?word|pwd|pw|passwort|kennwort|contrase(?:\u00f1|n)a|mot de passe|mdp|senha"
-    r"|wachtwoord|has(?:\u0142|l)o|parola d'ordine|wi-?fi (?:key|pass)|pass(?=\s*[:=])"
+    r"password|passwd|passphrase|pass ?word|pwd|pw|p/w|pword|passw|pasword|passwrod|passowrd|pssword|paswd"
+    r"|passwort|kennwort|contrase(?:\u00f1|n)a|mot de passe|mdp|senha|wachtwoord|has(?:\u0142|l)o|parola d'ordine"
+    r"|wi-?fi (?:key|pass)|security answer|secret answer|memorable (?:word|information)|secret word"
+    r"|pass(?=\s*[:=]|\s+(?:is|was)\b)"
+)
+# "code" alone names a PIN unless a word before it says it is another kind of code
+_OTHER_CODES = "".join(
+    f"(?<!{word} )"
+    for word in "zip postal post area error status promo discount coupon source country dial tax sort product booking"
+    " tracking reference confirmation dress morse qr bar iso airport hs gift referral invite invitation voucher"
+    " exit return http response colour color".split()
 )
 _PIN_NAMES = (
     r"pin(?:\s?(?:code|number|no\.?|#))?|passcode|pass code|puk(?: code)?|cvv2?|cvc2?|csc|otp|one[- ]time (?:code|pin)"
     r"|verification code|security code|2fa code|backup code|access code|entry code|unlock code|combination|combo"
+    r"|keycode|key code|lockbox(?: code)?|buzzer code|intercom code"
     r"|(?:door|gate|alarm|garage|lock|safe|locker|keypad|building|house|apartment|padlock)\s(?:code|combo|combination|pin)"
-    r"|code\s(?:for|to|of)\s(?:the\s|my\s|our\s)?(?:front\s|back\s|main\s)?(?:door|gate|alarm|garage|safe|locker"
-    r"|building|house|apartment|lock|keypad|padlock)"
+    r"|(?:alarm|safe|lockbox|keypad|gate|garage|door|locker)(?=\s*:)"
+    rf"|{_OTHER_CODES}code(?:\s(?:to|for)\s(?:the\s|my\s|our\s|your\s)?(?:\w+\s){{0,2}}?(?=is\b|:|was\b))?"
 )
 
 
@@ -273,9 +303,17 @@ ANNOUNCED: Final[tuple[Gated, ...]] = (
         _PASSWORD_NAMES,
         checks.password_like,
         _strong,
-        hints="pass|pw|wifi|wi-fi|kennwort|contrase|mot de passe|mdp|senha|wachtwoord|has|parola",
+        hints="pass|pw|p/w|pword|pasw|pssw|wifi|wi-fi|kennwort|contrase|mot de passe|mdp|senha|wachtwoord|has"
+        "|parola|answer|memorable|secret word",
     ),
-    Announced("PIN", _PIN_NAMES, _pin, _pin, hints="pin|code|cvv|cvc|csc|otp|puk|combo|combination", words=True),
+    Announced(
+        "PIN",
+        _PIN_NAMES,
+        _pin,
+        _pin,
+        hints="pin|code|cvv|cvc|csc|otp|puk|combo|combination|alarm|safe|lockbox|keypad|gate|garage|door|locker",
+        words=True,
+    ),
     _Cards(),
     _Ibans(),
     _Phones(),

@@ -137,7 +137,9 @@ _NOT_PASSWORDS: Final = frozenset(
     with without from by about like just also only really now then again already always case sensitive
     protected encrypted hidden visible blank empty set unset forgotten lost stolen leaked compromised managed
     being getting going changing different somewhere someplace literally basically probably definitely actually
-    in secret private confidential personal below above attached following""".split()
+    in secret private confidential personal below above attached following mine yours here there ready sent valid
+    invalid unknown given shown needed more less enough case sensitive whatever same old new current temporary default
+    one ones thing word words letters characters chars digits numbers number symbols long gone fine asking""".split()
 )
 
 
@@ -148,4 +150,8 @@ def password_like(value: str) -> bool:
         return False
     if word.lower().startswith(("http://", "https://", "www.")):
         return False
-    return not word.isalpha() or len(word) >= 6 or word.lower() != word
+    # a lower-case word after "password is" gives it unless it describes it ("expiring", "saved", "easily")
+    return not word.isalpha() or word.lower() != word or not word.endswith(_DESCRIBING)
+
+
+_DESCRIBING = ("ing", "ed", "ly", "able", "ible")

@@ -29,8 +29,12 @@ _KEYS: Final = (
     pattern("API key", r"(?<!\w)(?:glpat-[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}"
             r"|SG\.[\w-]{22}\.[\w-]{43}|pypi-AgE[A-Za-z0-9_\-]{50,}|dop_v1_[a-f0-9]{64}"
             r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"
-            r"|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}|key-[0-9a-z]{32})(?![\w-])", "entropy",
-            hints="glpat-|npm_|hf_|sg.|pypi-|dop_v1_|shp|sq0|key-"),
+            r"|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}|key-[0-9a-z]{32}|lin_api_[A-Za-z0-9]{32,}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}"
+            r"|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|secret_[A-Za-z0-9]{43}|AAAA[A-Za-z0-9_\-]{7}:[A-Za-z0-9_\-]{100,})(?![\w-])",
+            "entropy", hints="glpat-|npm_|hf_|sg.|pypi-|dop_v1_|shp|sq0|key-|lin_api_|pmak-|pat|secret_|aaaa"),
+    pattern("API key", r"(?<![\w:])\d{8,10}:[A-Za-z0-9_\-]{35}(?![\w-])", "entropy", hints=":", digits=8),
+    pattern("API key", r"(?i:accountkey|sharedaccesskey)=(?P<value>[A-Za-z0-9+/]{40,100}={0,2})", "entropy",
+            hints="accountkey|sharedaccesskey"),
     pattern("API key", r"(?<![\w.-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", hints="eyj"),
     # an AWS secret access key, or any token announced as a key, a token or a secret
     pattern("API key", r"(?i:aws_secret_access_key|secret[_ ]access[_ ]key)" + _SAYS
@@ -53,7 +57,7 @@ _KEYS: Final = (
 _GOVERNMENT: Final = (
     pattern("government id", r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])", digits=9),
     pattern("government id", r"(?<![A-Za-z0-9])(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
-            r" ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])", digits=6),
+            r" ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])", ignore_case=True, digits=6),
     pattern("government id", r"(?<![\w-])(?:\d{8}|[XYZ]\d{7})-?[A-Z](?![\w-])", "dni", digits=7),
     pattern("government id", r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])", "cpf", digits=11),
     pattern("government id", r"(?<![\d ])[2-9]\d{3} \d{4} \d{4}(?![\d ]\d)", "verhoeff", digits=12),
@@ -85,9 +89,15 @@ _PASSWORDS: Final = (
             "password", hints="pass|pw"),
 )  # fmt: skip
 
+# a PIN given before the word that names it: "0519 is my pin"
+_PINS: Final = (
+    pattern("PIN", r"(?<![\w.,-])(?P<value>\d{4,8})(?i:\s+(?:is|was)\s+(?:my|the|our|his|her|their|your)\s+"
+            r"(?:\w+\s)?(?:pin|passcode|pin code|door code|gate code|alarm code|code))\b", hints="pin|code", digits=4),
+)  # fmt: skip
+
 _PERSONAL: Final = (
     pattern("email address", r"(?<![\w.+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*"
             r"\.[A-Za-z]{2,24}(?![\w-])", level="internal", hints="@"),
 )  # fmt: skip
 
-DEFAULT_PATTERNS: Final[tuple[SecretPattern, ...]] = (*_KEYS, *_GOVERNMENT, *_PASSWORDS, *_PERSONAL)
+DEFAULT_PATTERNS: Final[tuple[SecretPattern, ...]] = (*_KEYS, *_GOVERNMENT, *_PASSWORDS, *_PINS, *_PERSONAL)
