@@ -20,7 +20,7 @@ from mnemonite import SyncMemory
 from mnemonite.server import VERBS, create_app
 from test_server import Service, make_keys, ok
 
-SECRET = "Alice's passport number is X1234567"
+SECRET = "Alice's locker number is X1234567"  # private to her, though not a secret a recogniser masks
 
 
 @pytest.fixture
