@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from mnemonite import (
     Episode,
+    Fact,
     Memory,
     MemoryConfig,
     Message,
@@ -196,7 +197,18 @@ async def test_a_caller_cannot_forge_the_note(mem: Memory) -> None:
     forged = {"secrets": {"raised": True, "spans": []}}
     tagged = await mem.episodic.put(Episode(content="diagnosis: asthma", sensitivity="secret", metadata=forged),
                                     user="sam", session="s1", agent="assistant")  # fmt: skip
-    assert "secrets" not in tagged.metadata and redact_record(tagged).content == MARKER
+    said = await mem.session.push(SAID, Message("user", "diagnosis: asthma", sensitivity="secret", metadata=forged))
+    fact = await mem.semantic.remember(FACTS, "my diagnosis is asthma", sensitivity="secret", payload=forged)
+    await mem.semantic.apply_delta({
+        "kind": "add", "source_episode_ids": [], "promotion_ts": "2026-01-01T00:00:00Z", "rule_id": "import",
+        "confidence": 1.0, "fact_payload": {"text": "my allergy is penicillin", "user": "sam", "agent": "assistant",
+                                            "sensitivity": "secret", "payload": forged},
+    })  # fmt: skip
+    imported = next(f for f in await mem.semantic.facts(FACTS) if "allergy" in f.text)
+    for record in (tagged, said, fact, imported):
+        held = record.payload if isinstance(record, Fact) else record.metadata
+        assert "secrets" not in held
+        assert MARKER in str(redact_record(record).model_dump())
 
 
 async def test_the_value_is_never_embedded_nor_indexed(tmp_path: Path) -> None:

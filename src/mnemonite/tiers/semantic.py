@@ -327,11 +327,12 @@ class SemanticTier:
         body = dict(delta.fact_payload)
         level = check_sensitivity(body.get("sensitivity"), self.sensitivity)
         guarded = self.guard.text(body["text"], level)
-        if not guarded.spans and guarded.sensitivity == level:
+        held = body.get("payload") if isinstance(body.get("payload"), dict) else None
+        if not guarded.spans and guarded.sensitivity == level and SECRETS_KEY not in (held or {}):
             return delta
         body |= {"text": guarded.text, "sensitivity": guarded.sensitivity}
-        if guarded.spans:
-            body["payload"] = guarded.into(body.get("payload") if isinstance(body.get("payload"), dict) else None)
+        if guarded.spans or held is not None:
+            body["payload"] = guarded.into(held)
         return delta.model_copy(update={"fact_payload": body})
 
     def _parts(self, text: str, fields: dict[str, Any]) -> dict[str, str]:

@@ -25,7 +25,7 @@ from mnemonite.inputs import checked, text_problem
 from mnemonite.models import Episode
 from mnemonite.models.messages import Attribution, EventKind, Message, MessageHit, SessionEvent
 from mnemonite.models.sensitivity import SENSITIVITIES, Sensitivity, check_sensitivity
-from mnemonite.privacy import MARKER, Reveal, SecretGuard, check_reveal
+from mnemonite.privacy import MARKER, SECRETS_KEY, Reveal, SecretGuard, check_reveal
 from mnemonite.salience import importance_of
 from mnemonite.scope import Scope, as_scope, check_id
 from mnemonite.search import query as q
@@ -117,7 +117,8 @@ class SessionTier:
                     f"message {message.id} carries {name}={carried!r} but was pushed under {given!r}"
                 )
         guarded = self._guard.text(message.content, check_sensitivity(message.sensitivity, self._sensitivity))
-        masked = {"content": guarded.text, "metadata": guarded.into(message.metadata)} if guarded.spans else {}
+        noted = guarded.spans or SECRETS_KEY in message.metadata  # a note the caller wrote is replaced, never kept
+        masked = {"content": guarded.text, "metadata": guarded.into(message.metadata)} if noted else {}
         return message.model_copy(
             update={
                 "user": user, "session": session, "agent": check_id("agent", agent),
