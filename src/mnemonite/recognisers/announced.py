@@ -22,7 +22,8 @@ _CLOSING = "\"'`\u201c\u201d\u2018\u2019)]}>.,;:?"
 # words that say "here comes the value", in the languages people mix into chat
 _SAYS: Final = frozenset(
     "is was are were = == : - \u2013 \u2014 -> => > \u2192 :- now becomes es est ist lautet \u00e9 e \u00e8 era"
-    " ser\u00e1 sera is: was: 's \u2019s it's its it\u2019s".split()
+    " ser\u00e1 sera is: was: 's \u2019s it's its it\u2019s \u00e4r er je jest \u662f \u306f \uff1a"
+    " \u0435\u0441\u0442\u044c".split()
 )
 # words between the name and its value that say nothing of it ("the password was changed to X", "is my pin still X")
 _FILLERS: Final = frozenset(
@@ -60,8 +61,9 @@ class Announced(Gated):
         hints: str,
         digits: int = 0,
         words: bool = False,
+        nearby: Callable[[str], bool] | None = None,
     ) -> None:
-        self.kind, self._value, self._bare, self._words = kind, value, bare, words
+        self.kind, self._value, self._bare, self._words, self._nearby = kind, value, bare, words, nearby
         self._names = re.compile(rf"(?<![A-Za-z])(?:{names})(?![A-Za-z])", re.IGNORECASE)
         self.hints, self.min_digits = tuple(hints.split("|")), digits
 
@@ -71,6 +73,8 @@ class Announced(Gated):
                 continue  # the kind in a marker ("[secret: password]") names nothing
             changed = bool(_CHANGED.search(text[max(0, name.start() - 40) : name.start()]))
             span = self._after(text, name.end(), changed)
+            if span is None and self._nearby is not None and _a_noun(text, name) and not _compound(text, name.end()):
+                span = self._later(text, name.end())
             if span is not None:
                 yield SecretSpan(*span, self.kind)
 
@@ -113,6 +117,18 @@ class Announced(Gated):
             return "lead"
         return "bare" if self._bare(word) and not self._unit_after(tokens, i) else "stop"
 
+    def _later(self, text: str, at: int) -> tuple[int, int] | None:
+        """A value later in the same clause that cannot be a word ("the password I set yesterday was X",
+        "wifi password for guests (on the router) X"): ``nearby`` decides what can be one."""
+        tokens = [(m.group(), at + m.start()) for m in _TOKEN.finditer(text[at : at + 120])][:8]
+        for i, (token, start) in enumerate(tokens):
+            word, begin = _clean(token, start)
+            if self._nearby is not None and word and self._nearby(word) and not self._unit_after(tokens, i):
+                return begin, begin + len(word)
+            if token.rstrip(")]}\"'").endswith((".", "!", "?", ";")) or token.endswith(","):
+                return None  # the clause ended
+        return None
+
     def _value_at(
         self, text: str, tokens: list[tuple[str, int]], i: int, word: str, begin: int, quoted: bool
     ) -> tuple[int, int] | None:
@@ -145,8 +161,8 @@ _PAIRS: Final = {"\u201c": "\u201d", "\u2018": "\u2019", "(": ")", "[": "]", "{"
 def _attached(token: str, start: int) -> tuple[str, int, bool]:
     """A token that carries its own "is": ``=X``, ``":``, ``:X``, ``-1234``: what follows it, and that it was said."""
     bare = token.lstrip(_QUOTES)
-    if bare[:1] in (":", "=", "-") and bare not in ("-", "->"):
-        rest = bare.lstrip(":=-").lstrip(_QUOTES) if bare[:1] != "-" else bare[1:]
+    if bare[:1] in (":", "=", "-", "\uff1a", "\u662f", "\u306f") and bare not in ("-", "->"):
+        rest = bare.lstrip(":=-\uff1a\u662f\u306f").lstrip(_QUOTES) if bare[:1] != "-" else bare[1:]
         return rest, start + len(token) - len(rest), True
     return token, start, False
 
@@ -171,17 +187,44 @@ def _pin(value: str) -> bool:
 
 def _strong(value: str) -> bool:
     """A bare value right after "pw": mixed letters and digits or symbols, so not a word."""
-    has_alpha = any(c.isalpha() for c in value)
-    other = any(not c.isalpha() for c in value)
-    return (
-        len(value) >= 6 and has_alpha and other and checks.password_like(value) and not value.startswith(("http", "/"))
-    )
+    return checks.password_strong(value)
+
+
+_OWNERS = re.compile(r"(?i)\b(?:my|your|his|her|our|their|the|card|bank|phone|sim|debit|atm|new|old)\s+$")
+
+
+def _a_noun(text: str, name: re.Match[str]) -> bool:
+    """Whether a name read as a noun, so a value later in its clause may be its value: "code" and "pin" alone
+    only after "my", "the bank", ... ("pin the tab at 1200 pixels", "the code review is at 1500" are not)."""
+    said = name.group().lower()
+    if said not in ("pin", "code") and not said.startswith("code "):
+        return True
+    return said == "pin" and _OWNERS.search(text, max(0, name.start() - 12), name.start()) is not None
+
+
+_COMPOUNDS = re.compile(
+    r"(?i)\s*(?:manager|managers|policy|policies|reset|field|hint|strength|requirements?|rules?|generator|vault"
+    r"|protected|pad|prompt|screen|page|change|changes|expir\w*|length)\b"
+)
+
+
+def _compound(text: str, at: int) -> bool:
+    """A name that is the first half of another noun ("password manager", "pin pad") names no value later on."""
+    return _COMPOUNDS.match(text, at) is not None
+
+
+def _pin_nearby(value: str) -> bool:
+    """Digits later in a clause about a PIN: four to eight, not a year."""
+    return re.fullmatch(r"\d{4,8}", value) is not None and re.fullmatch(r"(?:19|20)\d\d", value) is None
 
 
 _PASSWORD_NAMES = (
     r"password|passwd|passphrase|pass ?word|pwd|pw|p/w|pword|passw|pasword|passwrod|passowrd|pssword|paswd"
     r"|passwort|kennwort|contrase(?:\u00f1|n)a|mot de passe|mdp|senha|wachtwoord|has(?:\u0142|l)o|parola d'ordine"
     r"|wi-?fi (?:key|pass)|security answer|secret answer|memorable (?:word|information)|secret word"
+    r"|l(?:\u00f6|o)senord(?:et)?|adgangskode(?:n)?|salasana|heslo|jelsz(?:\u00f3|o)|(?:\u015f|s)ifre(?:m)?|kata sandi"
+    r"|m\u1eadt kh\u1ea9u|\u043f\u0430\u0440\u043e\u043b\u044c|\u5bc6\u7801|\u5bc6\u78bc|\u30d1\u30b9\u30ef\u30fc\u30c9"
+    r"|\ube44\ubc00\ubc88\ud638|\u092a\u093e\u0938\u0935\u0930\u094d\u0921"
     r"|pass(?=\s*[:=]|\s+(?:is|was)\b)"
 )
 # "code" alone names a PIN unless a word before it says it is another kind of code
@@ -194,7 +237,8 @@ _OTHER_CODES = "".join(
 _PIN_NAMES = (
     r"pin(?:\s?(?:code|number|no\.?|#))?|passcode|pass code|puk(?: code)?|cvv2?|cvc2?|csc|otp|one[- ]time (?:code|pin)"
     r"|verification code|security code|2fa code|backup code|access code|entry code|unlock code|combination|combo"
-    r"|keycode|key code|lockbox(?: code)?|buzzer code|intercom code"
+    r"|keycode|key code|lockbox(?: code)?|buzzer code|intercom code|pincode|pin-code|c(?:\u00f3|o)digo|codice|kod"
+    r"|\u043a\u043e\u0434|\u6697\u8a3c\u756a\u53f7"
     r"|(?:door|gate|alarm|garage|lock|safe|locker|keypad|building|house|apartment|padlock)\s(?:code|combo|combination|pin)"
     r"|(?:alarm|safe|lockbox|keypad|gate|garage|door|locker)(?=\s*:)"
     rf"|{_OTHER_CODES}code(?:\s(?:to|for)\s(?:the\s|my\s|our\s|your\s)?(?:\w+\s){{0,2}}?(?=is\b|:|was\b))?"
@@ -303,15 +347,20 @@ ANNOUNCED: Final[tuple[Gated, ...]] = (
         _PASSWORD_NAMES,
         checks.password_like,
         _strong,
+        nearby=_strong,
         hints="pass|pw|p/w|pword|pasw|pssw|wifi|wi-fi|kennwort|contrase|mot de passe|mdp|senha|wachtwoord|has"
-        "|parola|answer|memorable|secret word",
+        "|parola|answer|memorable|secret word|senord|adgangskode|salasana|heslo|jelsz|ifre|kata sandi|kh\u1ea9u"
+        "|\u043f\u0430\u0440\u043e\u043b\u044c|\u5bc6\u7801|\u5bc6\u78bc|\u30d1\u30b9\u30ef\u30fc\u30c9"
+        "|\ube44\ubc00\ubc88\ud638|\u092a\u093e\u0938\u0935\u0930\u094d\u0921",
     ),
     Announced(
         "PIN",
         _PIN_NAMES,
         _pin,
         _pin,
-        hints="pin|code|cvv|cvc|csc|otp|puk|combo|combination|alarm|safe|lockbox|keypad|gate|garage|door|locker",
+        nearby=_pin_nearby,
+        hints="pin|code|cvv|cvc|csc|otp|puk|combo|combination|alarm|safe|lockbox|keypad|gate|garage|door|locker"
+        "|digo|codice|kod|\u043a\u043e\u0434|\u6697\u8a3c\u756a\u53f7",
         words=True,
     ),
     _Cards(),

@@ -16,7 +16,9 @@ from mnemonite.recognisers import checks
 __all__ = ["Check", "Level", "PatternRecogniser", "Recogniser", "SecretPattern", "SecretSpan", "marker"]
 
 Level = Literal["secret", "internal"]
-Check = Literal["luhn", "iban", "verhoeff", "mod11", "dni", "cpf", "entropy", "password", "none"]
+Check = Literal[
+    "luhn", "iban", "verhoeff", "mod11", "dni", "cpf", "entropy", "password", "strong password", "passphrase", "none"
+]
 
 
 def marker(kind: str) -> str:
@@ -50,6 +52,8 @@ _CHECKS: Final[dict[str, Callable[[str], bool]]] = {
     "cpf": checks.cpf,
     "entropy": checks.random_enough,
     "password": checks.password_like,
+    "strong password": checks.password_strong,
+    "passphrase": checks.passphrase,
     "none": lambda value: True,
 }
 

@@ -155,3 +155,26 @@ def password_like(value: str) -> bool:
 
 
 _DESCRIBING = ("ing", "ed", "ly", "able", "ible")
+_DATE_LIKE = re.compile(r"^\d{1,4}[-/.:]\d{1,2}(?:[-/.:]\d{1,4})?$|^[$\u20ac\u00a3]?\d[\d,.]*[kKmM%]?$")
+
+
+def password_strong(value: str) -> bool:
+    """A value that cannot be a word: letters with digits or symbols, not a link, an address, a date or an amount."""
+    has_alpha = any(c.isalpha() for c in value)
+    other = any(not c.isalpha() for c in value)
+    if len(value) < 6 or not (has_alpha and other) or not password_like(value) or _DATE_LIKE.match(value):
+        return False
+    return not (value.startswith(("http", "/", "#", "@")) or "@" in value or "://" in value or value.endswith(".com"))
+
+
+def passphrase(value: str) -> bool:
+    """Three or more plain words, none of them a word that describes a password ("long and hard to remember")."""
+    words = value.lower().split()
+    return len(words) >= 3 and all(w.isalpha() and w not in _DESCRIBE_PHRASE and w not in _GLUE for w in words)
+
+
+_GLUE: Final = frozenset("and or but to of in on at for with is was be it i you we they he she my our the a an".split())
+_DESCRIBE_PHRASE: Final = frozenset(
+    """long short hard easy weak strong same different secure insecure simple complicated complex random memorable
+    unique new old too very so not also just like something nothing written saved stored somewhere""".split()
+)

@@ -32,6 +32,12 @@ _KEYS: Final = (
             r"|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}|key-[0-9a-z]{32}|lin_api_[A-Za-z0-9]{32,}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}"
             r"|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|secret_[A-Za-z0-9]{43}|AAAA[A-Za-z0-9_\-]{7}:[A-Za-z0-9_\-]{100,})(?![\w-])",
             "entropy", hints="glpat-|npm_|hf_|sg.|pypi-|dop_v1_|shp|sq0|key-|lin_api_|pmak-|pat|secret_|aaaa"),
+    pattern("API key", r"(?<![\w.-])(?:gsk_[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{40,}"
+            r"|GOCSPX-[A-Za-z0-9_\-]{20,}|dapi[a-f0-9]{32}|dckr_pat_[A-Za-z0-9_\-]{20,}|hvs\.[A-Za-z0-9_\-]{20,}"
+            r"|gl(?:sa|c)_[A-Za-z0-9_]{32,}|ATATT[A-Za-z0-9_\-=]{40,}|ATBB[A-Za-z0-9]{28,}|EAA[A-Za-z0-9]{60,}"
+            r"|sntry[su]_[A-Za-z0-9_=+/-]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|sk\.eyJ[A-Za-z0-9_\-.]{40,})(?![\w-])",
+            "entropy",
+            hints="gsk_|r8_|pplx-|gocspx-|dapi|dckr_pat_|hvs.|glsa_|glc_|atatt|atbb|eaa|sntry|age-secret-key-|sk.eyj"),
     pattern("API key", r"(?<![\w:])\d{8,10}:[A-Za-z0-9_\-]{35}(?![\w-])", "entropy", hints=":", digits=8),
     pattern("API key", r"(?i:accountkey|sharedaccesskey)=(?P<value>[A-Za-z0-9+/]{40,100}={0,2})", "entropy",
             hints="accountkey|sharedaccesskey"),
@@ -85,8 +91,14 @@ _PASSWORDS: Final = (
             r"[\"'`\u201d]?(?i:\s+(?:as|for)\s+(?:the\s+|my\s+|your\s+|our\s+)?(?:new\s+)?(?:password|pw|pwd|passphrase))",
             "password", hints="pass|pw"),
     pattern("password", r"(?<![\w\"'`])[\"'`\u201c]?(?P<value>[^\s\"'`\u201d]{4,64})[\"'`\u201d]?(?i:\s+(?:is|was)\s+"
-            r"(?:my|the|our|his|her|their|your)\s+(?:new\s+|current\s+|old\s+|actual\s+)?(?:password|pw|pwd|passphrase))\b",
+            r"(?:my|the|our|his|her|their|your)\s+(?:[\w-]+\s+){0,2}(?:password|pw|pwd|passphrase|passcode))\b",
             "password", hints="pass|pw"),
+    pattern("password", r"(?i:\b(?:log ?in|sign ?in|logon|unlock it|get in)\s+with\s+)[\"'`\u201c]?"
+            r"(?P<value>[^\s\"'`\u201d]{6,64})", "strong password", hints="log|sign|unlock|get in"),
+    pattern("password", r"(?i:\b(?:pass ?phrase|recovery phrase|seed phrase|secret phrase|mnemonic)\b[\"']?\s*"
+            r"(?:is|was|:|=)?\s*[:=]?\s*)[\"'`\u201c]?(?P<value>[A-Za-z]+(?: (?!(?i:and|or|but|so|because|which|that"
+            r"|i|we)\b)[A-Za-z]+){2,23})", "passphrase",
+            hints="phrase|mnemonic"),
 )  # fmt: skip
 
 # a PIN given before the word that names it: "0519 is my pin"
