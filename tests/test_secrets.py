@@ -68,6 +68,10 @@ def found(text: str) -> list[tuple[str, str]]:
         ("my pin is 4821", "PIN", "4821"),
         ("the code for the front door is 7731", "PIN", "7731"),
         ("my pin is four five nine one", "PIN", "four five nine one"),
+        ("the password I set yesterday was Gl4cier!Bay", "password", "Gl4cier!Bay"),
+        ("my passphrase is correct horse battery staple", "password", "correct horse battery staple"),
+        ("密码是 Panda8899", "password", "Panda8899"),
+        ("el código de la puerta es 4826", "PIN", "4826"),
         ("ssn 123-45-6789", "government id", "123-45-6789"),
         ("BSN 111222333 voor de gemeente", "government id", "111222333"),
         ("mail me at jo.ana@example.org", "email address", "jo.ana@example.org"),
@@ -92,6 +96,10 @@ def test_each_kind_is_recognised_in_the_words_people_use(text: str, kind: str, v
         "my api key is sk-... and YOUR_API_KEY goes here",
         "the pin on the map shows 1200 meters away",
         "card ending 4242, **** **** **** 1234 is on file",
+        "my password manager is 1Password; pw hint: first pet",
+        "Password-protected PDF attached (report_Q3.pdf), password for user jsmith2 expired",
+        "reset your password at portal.example.com/reset, the code review is at 1500",
+        "my passphrase is long and hard to remember",
     ],
 )
 def test_look_alikes_are_not_secrets(text: str) -> None:

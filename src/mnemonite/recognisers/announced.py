@@ -71,9 +71,11 @@ class Announced(Gated):
         for name in itertools.islice(self._names.finditer(text), _MAX_NAMES):
             if text.endswith("[secret: ", 0, name.start()):
                 continue  # the kind in a marker ("[secret: password]") names nothing
+            if _compound(text, name.end()):
+                continue  # "password manager", "pw hint:", "password-protected" name no value
             changed = bool(_CHANGED.search(text[max(0, name.start() - 40) : name.start()]))
             span = self._after(text, name.end(), changed)
-            if span is None and self._nearby is not None and _a_noun(text, name) and not _compound(text, name.end()):
+            if span is None and self._nearby is not None and _a_noun(text, name):
                 span = self._later(text, name.end())
             if span is not None:
                 yield SecretSpan(*span, self.kind)
@@ -123,7 +125,9 @@ class Announced(Gated):
         tokens = [(m.group(), at + m.start()) for m in _TOKEN.finditer(text[at : at + 120])][:8]
         for i, (token, start) in enumerate(tokens):
             word, begin = _clean(token, start)
-            if self._nearby is not None and word and self._nearby(word) and not self._unit_after(tokens, i):
+            before = _clean(tokens[i - 1][0], 0)[0].lower() if i else ""
+            named_else = before in _NAMING or word.startswith("-") or self._unit_after(tokens, i)
+            if self._nearby is not None and word and not named_else and self._nearby(word):
                 return begin, begin + len(word)
             if token.rstrip(")]}\"'").endswith((".", "!", "?", ";")) or token.endswith(","):
                 return None  # the clause ended
@@ -190,6 +194,10 @@ def _strong(value: str) -> bool:
     return checks.password_strong(value)
 
 
+# a word before a value that says it is something else: "for user jsmith2", "see file notes_v2"
+_NAMING: Final = frozenset(
+    "user username account login id for at via from see in file ticket case ref version of by named called".split()
+)
 _OWNERS = re.compile(r"(?i)\b(?:my|your|his|her|our|their|the|card|bank|phone|sim|debit|atm|new|old)\s+$")
 
 
@@ -203,8 +211,8 @@ def _a_noun(text: str, name: re.Match[str]) -> bool:
 
 
 _COMPOUNDS = re.compile(
-    r"(?i)\s*(?:manager|managers|policy|policies|reset|field|hint|strength|requirements?|rules?|generator|vault"
-    r"|protected|pad|prompt|screen|page|change|changes|expir\w*|length)\b"
+    r"(?i)(?:\s+|-)(?:manager|managers|policy|policies|reset|field|hint|strength|requirements?|rules?|generator|vault"
+    r"|protected|pad|prompt|screen|page|change|changes|expir\w*|length|less|free)\b"
 )
 
 

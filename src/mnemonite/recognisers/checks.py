@@ -164,7 +164,13 @@ def password_strong(value: str) -> bool:
     other = any(not c.isalpha() for c in value)
     if len(value) < 6 or not (has_alpha and other) or not password_like(value) or _DATE_LIKE.match(value):
         return False
-    return not (value.startswith(("http", "/", "#", "@")) or "@" in value or "://" in value or value.endswith(".com"))
+    return not (
+        value.startswith(("http", "/", "#", "@", "-")) or any(c in value for c in "@/\\") or _FILE_OR_HOST.search(value)
+    )
+
+
+# "report_Q3.pdf", "portal.example.com", "v2.14.1": a name with a dot before letters is a file or a host
+_FILE_OR_HOST = re.compile(r"\.[A-Za-z]{2,5}$|^v?\d+(?:\.\d+)+$|\.(?:com|org|net|io|dev|app)\b")
 
 
 def passphrase(value: str) -> bool:
