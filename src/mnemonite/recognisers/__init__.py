@@ -18,6 +18,7 @@ A locale pack adds patterns of its own (`SecretPattern`, in `LocalePack.secrets`
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -51,6 +52,7 @@ __all__ = [
 ]
 
 _NO_DIGITS = str.maketrans("", "", "0123456789")
+_RUNS = re.compile(r"[A-Za-z0-9_\-.+/=~:]{16,}")  # what a key or token is written in, unbroken
 
 DEFAULT_RECOGNISERS: Final[tuple[Recogniser, ...]] = (*ANNOUNCED, *(PatternRecogniser(p) for p in DEFAULT_PATTERNS))
 
@@ -63,10 +65,10 @@ class SecretScanner:
         self.recognisers = tuple(recognisers)
         # each recogniser with what a text must hold for it to run: one look for every hint, then set tests
         self._gates = [
-            (r, frozenset(r.hints), r.min_digits) if isinstance(r, Gated) else (r, frozenset(), 0)
+            (r, frozenset(r.hints), r.min_digits, r.min_run) if isinstance(r, Gated) else (r, frozenset(), 0, 0)
             for r in self.recognisers
         ]
-        self._hints = frozenset(hint for _, hints, _ in self._gates for hint in hints)
+        self._hints = frozenset(hint for _, hints, _, _ in self._gates for hint in hints)
 
     @classmethod
     def with_patterns(cls, patterns: Iterable[SecretPattern], extra: Iterable[Recogniser] = ()) -> SecretScanner:
@@ -82,10 +84,11 @@ class SecretScanner:
             return []
         lowered, digits = text.lower(), len(text) - len(text.translate(_NO_DIGITS))
         present = {hint for hint in self._hints if hint in lowered}
+        run = max((len(m.group()) for m in _RUNS.finditer(text)), default=0)  # the longest key-like run
         found = [
             span
-            for recogniser, hints, needs in self._gates
-            if digits >= needs and (not hints or not hints.isdisjoint(present))
+            for recogniser, hints, needs, needs_run in self._gates
+            if digits >= needs and run >= needs_run and (not hints or not hints.isdisjoint(present))
             for span in recogniser.find(text)
         ]
         if "[secret: " in text:  # a value already masked is not found again (a second scan, a quoted marker)

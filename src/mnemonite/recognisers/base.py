@@ -71,6 +71,9 @@ class SecretPattern(Model):
         default_factory=list, description="lower-case strings of which one must occur in the text for it to run"
     )
     min_digits: int = Field(default=0, ge=0, description="the digits a text must hold for the pattern to run")
+    min_run: int = Field(
+        default=0, ge=0, description="a key or token: the text must hold a run of this many letters, digits, _ or -"
+    )
 
     @field_validator("pattern")
     @classmethod
@@ -87,6 +90,7 @@ class Gated:
 
     hints: tuple[str, ...] = ()
     min_digits: int = 0
+    min_run: int = 0
 
     def may_match(self, lowered: str, digits: int) -> bool:
         return digits >= self.min_digits and (not self.hints or any(word in lowered for word in self.hints))
@@ -104,7 +108,7 @@ class PatternRecogniser(Gated):
         self._check = _CHECKS[spec.check]
         self._group = "value" if "value" in self._regex.groupindex else 0
         self.hints = tuple(spec.hints)
-        self.min_digits = spec.min_digits
+        self.min_digits, self.min_run = spec.min_digits, spec.min_run
 
     def find(self, text: str) -> Iterable[SecretSpan]:
         for match in self._regex.finditer(text):
@@ -122,9 +126,10 @@ def pattern(
     ignore_case: bool = False,
     hints: str = "",
     digits: int = 0,
+    run: int = 0,
 ) -> SecretPattern:
     """A `SecretPattern`, ``hints`` written as ``"a|b"``."""
     return SecretPattern(
         kind=kind, pattern=regex, check=check, level=level, ignore_case=ignore_case,
-        hints=hints.split("|") if hints else [], min_digits=digits,
+        hints=hints.split("|") if hints else [], min_digits=digits, min_run=run,
     )  # fmt: skip

@@ -14,46 +14,40 @@ _SAYS = r"[\"']?\s*(?:is|was|=|:|->|=>|is\s+now|will\s+be|'s|\u2019s)?\s*[:=]?\s
 _TOKEN = r"[A-Za-z0-9_\-./+=~]"
 
 _KEYS: Final = (
-    pattern("API key", r"(?<![\w-])sk-ant-(?:api|admin|sid)\d{2}-[A-Za-z0-9_\-]{20,}", "entropy", hints="sk-ant-"),
-    pattern("API key", r"(?<![\w-])sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", "entropy",
-            hints="sk-"),
-    pattern("API key", r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", "entropy",
-            hints="ghp_|gho_|ghu_|ghs_|ghr_|github_pat_"),
-    pattern("API key", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])", "entropy",
-            hints="akia|asia|abia|acca"),
-    pattern("API key", r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])", "entropy", hints="aiza"),
-    pattern("API key", r"(?<![\w.-])ya29\.[0-9A-Za-z_\-]{20,}", "entropy", hints="ya29."),
-    pattern("API key", r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}", "entropy", hints="xox"),
-    pattern("API key", r"(?<![\w-])xapp-\d-[A-Za-z0-9-]{10,}", "entropy", hints="xapp-"),
-    pattern("API key", r"(?<!\w)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "entropy", hints="_live_|_test_"),
+    pattern("API key", r"(?<![\w-])sk-ant-(?:api|admin|sid)\d{2}-[A-Za-z0-9_\-]{20,}", "entropy", run=16),
+    pattern("API key", r"(?<![\w-])sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", "entropy", run=16),
+    pattern("API key", r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", "entropy", run=16),
+    pattern("API key", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])", "entropy", run=16),
+    pattern("API key", r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])", "entropy", run=16),
+    pattern("API key", r"(?<![\w.-])ya29\.[0-9A-Za-z_\-]{20,}", "entropy", run=16),
+    pattern("API key", r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}", "entropy", run=16),
+    pattern("API key", r"(?<![\w-])xapp-\d-[A-Za-z0-9-]{10,}", "entropy", run=16),
+    pattern("API key", r"(?<!\w)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "entropy", run=16),
     pattern("API key", r"(?<!\w)(?:glpat-[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}"
             r"|SG\.[\w-]{22}\.[\w-]{43}|pypi-AgE[A-Za-z0-9_\-]{50,}|dop_v1_[a-f0-9]{64}"
             r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"
             r"|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}|key-[0-9a-z]{32}|lin_api_[A-Za-z0-9]{32,}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}"
             r"|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|secret_[A-Za-z0-9]{43}|AAAA[A-Za-z0-9_\-]{7}:[A-Za-z0-9_\-]{100,})(?![\w-])",
-            "entropy", hints="glpat-|npm_|hf_|sg.|pypi-|dop_v1_|shp|sq0|key-|lin_api_|pmak-|pat|secret_|aaaa"),
+            "entropy", run=16),
     pattern("API key", r"(?<![\w.-])(?:gsk_[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{40,}"
             r"|GOCSPX-[A-Za-z0-9_\-]{20,}|dapi[a-f0-9]{32}|dckr_pat_[A-Za-z0-9_\-]{20,}|hvs\.[A-Za-z0-9_\-]{20,}"
             r"|gl(?:sa|c)_[A-Za-z0-9_]{32,}|ATATT[A-Za-z0-9_\-=]{40,}|ATBB[A-Za-z0-9]{28,}|EAA[A-Za-z0-9]{60,}"
             r"|sntry[su]_[A-Za-z0-9_=+/-]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|sk\.eyJ[A-Za-z0-9_\-.]{40,})(?![\w-])",
-            "entropy",
-            hints="gsk_|r8_|pplx-|gocspx-|dapi|dckr_pat_|hvs.|glsa_|glc_|atatt|atbb|eaa|sntry|age-secret-key-|sk.eyj"),
-    pattern("API key", r"(?<![\w:])\d{8,10}:[A-Za-z0-9_\-]{35}(?![\w-])", "entropy", hints=":", digits=8),
-    pattern("API key", r"(?i:accountkey|sharedaccesskey)=(?P<value>[A-Za-z0-9+/]{40,100}={0,2})", "entropy",
-            hints="accountkey|sharedaccesskey"),
-    pattern("API key", r"(?<![\w.-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", hints="eyj"),
+            "entropy", run=16),
+    pattern("API key", r"(?<![\w:])\d{8,10}:[A-Za-z0-9_\-]{35}(?![\w-])", "entropy", digits=8, run=16),
+    pattern("API key", r"(?i:accountkey|sharedaccesskey)=(?P<value>[A-Za-z0-9+/]{40,100}={0,2})", "entropy", run=16),
+    pattern("API key", r"(?<![\w.-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", run=16),
     # an AWS secret access key, or any token announced as a key, a token or a secret
     pattern("API key", r"(?i:aws_secret_access_key|secret[_ ]access[_ ]key)" + _SAYS
-            + r"(?P<value>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", hints="secret"),
+            + r"(?P<value>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", run=16),
     pattern("API key", r"(?<![A-Za-z])(?:api[_ -]?key|api[_ -]?token|access[_ -]?token|auth[_ -]?token"
             r"|refresh[_ -]?token"
             r"|client[_ -]?secret|secret[_ -]?key|licen[cs]e key|apikey|token|secret|bearer|key)s?"
             r"(?:\s+(?:for|to|of)\s+(?:the\s+|my\s+|our\s+)?[\w.-]{1,30})?" + _SAYS
-            + r"(?P<value>[A-Za-z0-9]" + _TOKEN + r"{15,200})", "entropy", ignore_case=True,
-            hints="key|token|secret|bearer"),
+            + r"(?P<value>[A-Za-z0-9]" + _TOKEN + r"{15,200})", "entropy", ignore_case=True, run=16),
     # a token in a URL's query
     pattern("API key", r"[?&](?:access_token|token|api_key|apikey|key|auth|sig|signature|client_secret|code)"
-            r"=(?P<value>[A-Za-z0-9_\-.~%]{16,})", "entropy", ignore_case=True, hints="="),
+            r"=(?P<value>[A-Za-z0-9_\-.~%]{16,})", "entropy", ignore_case=True, run=16),
     # private keys: the whole PEM block (an unterminated one to the end of its base64 lines)
     pattern("private key", r"-----BEGIN [A-Z ]{0,20}PRIVATE KEY(?: BLOCK)?-----"
             r"(?:[\s\S]{0,20000}?-----END [A-Z ]{0,20}PRIVATE KEY(?: BLOCK)?-----"
