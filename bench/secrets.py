@@ -5,11 +5,11 @@
     python bench/secrets.py --latency                # also write-path p95: this tree against the landed code
     python bench/secrets.py --latency --baseline REF # ... against the package at another git ref
 
-Six sets, each line a chat text and the spans a careful reader marks: the secret kinds (card
+Ten sets, each line a chat text and the spans a careful reader marks: the secret kinds (card
 number, IBAN, API key, private key, password, PIN, government id) and the personal ones (e-mail
-address, phone number). ``secrets.jsonl``, ``secrets2.jsonl``, ``secrets3.jsonl`` and
-``secrets4.jsonl`` were each written by a reader who had not seen the recognisers and are only
-measured; ``secrets_dev.jsonl`` and ``secrets_dev2.jsonl`` were written for tuning and tuned on.
+address, phone number). ``secrets.jsonl`` to ``secrets6.jsonl`` were each written by a reader who had
+not seen the recognisers and are only measured; ``secrets_dev.jsonl`` to ``secrets_dev4.jsonl`` were
+written for tuning and tuned on.
 The order in which they were written, tuned on and measured is in ``bench/README.md``.
 
 A gold span is *found* when a recognised span overlaps it; *masked* when the recognised span is of a
@@ -44,10 +44,14 @@ DATA = Path(__file__).parent / "data"
 SETS = (
     "secrets_dev.jsonl",
     "secrets_dev2.jsonl",
+    "secrets_dev3.jsonl",
+    "secrets_dev4.jsonl",
     "secrets.jsonl",
     "secrets2.jsonl",
     "secrets3.jsonl",
     "secrets4.jsonl",
+    "secrets5.jsonl",
+    "secrets6.jsonl",
 )
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo" / "locomo-dev.json"
 BEFORE = "66cb2a8"  # the code before recognition landed
