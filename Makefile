@@ -60,6 +60,7 @@ bench: $(DEV)
 	$(PY) bench/search_latency.py
 	$(PY) bench/embedding.py
 	$(PY) bench/conflicts.py
+	$(PY) bench/secret_recognition.py --locomo --latency
 	$(PY) bench/graph.py
 	$(PY) bench/consolidate.py
 	$(PY) bench/scale.py --sizes 100000
