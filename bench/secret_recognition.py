@@ -1,9 +1,9 @@
 """Secrets recognised without a tag: recall and precision on a labelled set, and what it costs a write.
 
-    python bench/secret_recognition.py                          # the labelled sets (a few seconds)
-    python bench/secret_recognition.py --locomo                 # also: what is recognised in the LoCoMo turns (none should be)
-    python bench/secret_recognition.py --latency                # also write-path p95: this tree against the landed code
-    python bench/secret_recognition.py --latency --baseline REF # ... against the package at another git ref
+    python bench/secret_recognition.py                    # the labelled sets (a few seconds)
+    python bench/secret_recognition.py --locomo           # also: what is recognised in the LoCoMo turns
+    python bench/secret_recognition.py --latency          # also write-path p95: this tree against the code before
+    python bench/secret_recognition.py --latency --baseline REF   # ... against the package at another git ref
 
 Ten sets, each line a chat text and the spans a careful reader marks: the secret kinds (card
 number, IBAN, API key, private key, password, PIN, government id) and the personal ones (e-mail
