@@ -13,8 +13,8 @@ and the record's sensitivity rises to ``secret`` (an e-mail address or a phone n
 ``internal``). What the record keeps of the value is `MemoryConfig.secrets_at_rest`: ``"mask"``
 (nothing: the value is gone) or ``"keep"`` (the value, under the record's ``metadata["secrets"]``
 or a fact's ``payload["secrets"]``, shown only to a call holding a `Reveal`: `reveal_text`).
-A record that is secret only because of what was recognised reads as its masked text; one the
-caller tagged secret reads as `MARKER`.
+An episode, message or fact that is secret only because of what was recognised reads as its masked
+text; one the caller tagged secret (and a block or procedure, which keep no note) reads as `MARKER`.
 """
 
 from __future__ import annotations
@@ -180,7 +180,6 @@ class Guarded:
     sensitivity: Sensitivity
     spans: tuple[dict[str, Any], ...] = field(default=())
     raised: bool = False
-    kinds: tuple[str, ...] = ()
 
     def note(self) -> dict[str, Any] | None:
         """What the record keeps under ``secrets`` (None when nothing secret was found)."""
@@ -211,7 +210,7 @@ class SecretGuard:
         secret = [s for s in spans if s.level == "secret"]
         masked, notes = self._mask(text, secret)
         raised = level == "secret" and sensitivity != "secret"
-        return Guarded(masked, level, tuple(notes), raised, tuple(dict.fromkeys(s.kind for s in spans)))
+        return Guarded(masked, level, tuple(notes), raised)
 
     def texts(self, texts: Sequence[str], sensitivity: Sensitivity) -> tuple[list[str], Sensitivity]:
         """Several fields of one record (a block's value and description): each masked, one sensitivity.
