@@ -11,6 +11,7 @@ from rich.table import Table
 
 from mnemonite._time import utcnow
 from mnemonite.models import ConsolidationRule, Episode, Fact
+from mnemonite.models.messages import Message
 from mnemonite.models.search import Tier
 from mnemonite.scope import Scope
 from mnemonite.store import memory_users
@@ -161,6 +162,15 @@ def run_demo(url: str, console: Console | None = None) -> None:
             d = mem.semantic.remember_with_decision(Scope(user=USER, agent=AGENT), statement)
             cosine = "" if d.cosine is None else f", cosine {d.cosine:.2f}"
             out.print(f"  {escape(statement)!r} → [bold]{d.kind}[/] ({d.stage}{cosine})\n      {escape(d.reason)}")
+        out.print()
+        said = mem.session.push(
+            Scope(user=USER, session=list(SESSIONS)[-1], agent=AGENT),
+            Message("user", "my card is 4111 1111 1111 1111 and the wifi password is Bluefish42"),
+        )
+        out.print(
+            "[bold]session.push[/] — a card number and a password said in passing, masked before they are stored:"
+        )
+        out.print(f"  {escape(said.content)}  [dim](sensitivity: {said.sensitivity})[/]")
         out.print()
         # The profile is what memory holds now about Sam, so it cannot contradict the tables above.
         profile = {f.predicate: f.object for f in mem.semantic.facts(scope, subject="Sam") if f.predicate}
