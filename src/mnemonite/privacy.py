@@ -222,20 +222,25 @@ class SecretGuard:
             level = max(level, guarded.sensitivity, key=_RANK.__getitem__)
         return masked, level
 
-    def data(self, value: Any, sensitivity: Sensitivity) -> tuple[Any, Sensitivity]:
-        """JSON-like data (a tool call's arguments, an event's payload) with every string masked."""
+    def data(self, value: Any, sensitivity: Sensitivity, kinds: list[str] | None = None) -> tuple[Any, Sensitivity]:
+        """JSON-like data (a tool call's arguments, an event's payload, a record's metadata) with every string
+        masked, a note of recognised secrets left as it is; ``kinds`` collects the kinds of what was masked."""
         if isinstance(value, str):
             guarded = self.text(value, sensitivity)
+            if kinds is not None:
+                kinds += [str(span["kind"]) for span in guarded.spans]
             return guarded.text, guarded.sensitivity
         if isinstance(value, Mapping):
             out: dict[Any, Any] = {}
             for key, item in value.items():
-                out[key], sensitivity = self.data(item, sensitivity)
+                out[key], sensitivity = (
+                    (item, sensitivity) if key == SECRETS_KEY else self.data(item, sensitivity, kinds)
+                )
             return out, sensitivity
         if isinstance(value, list | tuple):
             items = []
             for item in value:
-                masked, sensitivity = self.data(item, sensitivity)
+                masked, sensitivity = self.data(item, sensitivity, kinds)
                 items.append(masked)
             return items, sensitivity
         return value, sensitivity

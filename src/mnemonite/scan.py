@@ -87,7 +87,7 @@ def _guard_row(name: str, texts: tuple[str, ...], json: tuple[str, ...], row: Te
                 held = row.values.get(main[1])
                 row.values[main[1]] = _noted(held if isinstance(held, dict) else {}, guarded)
     for column in json:
-        row.values[column], level = _walk(row.values.get(column), level, guard, row)
+        row.values[column], level = guard.data(row.values.get(column), level, row.kinds)
     if row.sensitivity is not None:
         row.sensitivity = level
     return bool(row.kinds)
@@ -100,25 +100,6 @@ def _noted(held: dict[str, Any], guarded: Guarded) -> dict[str, Any]:
     if isinstance(earlier, dict) and isinstance(note.get(SECRETS_KEY), dict):
         note[SECRETS_KEY]["raised"] = bool(earlier.get("raised", True)) and note[SECRETS_KEY]["raised"]
     return note
-
-
-def _walk(value: Any, level: Any, guard: SecretGuard, row: TextRow) -> tuple[Any, Any]:
-    if isinstance(value, str):
-        guarded = guard.text(value, level)
-        _count(row, guarded)
-        return guarded.text, guarded.sensitivity
-    if isinstance(value, dict):
-        out = {}
-        for key, item in value.items():
-            out[key], level = _walk(item, level, guard, row) if key != SECRETS_KEY else (item, level)
-        return out, level
-    if isinstance(value, list):
-        items = []
-        for item in value:
-            masked, level = _walk(item, level, guard, row)
-            items.append(masked)
-        return items, level
-    return value, level
 
 
 def _count(row: TextRow, guarded: Guarded) -> None:

@@ -86,14 +86,12 @@ class SecretPattern(Model):
 
 
 class Gated:
-    """A recogniser that runs only on texts that can hold its kind (a cheap test before the expressions)."""
+    """A recogniser that runs only on texts that can hold its kind: `SecretScanner` tests ``hints`` (one must
+    occur), ``min_digits`` and ``min_run`` before any expression runs."""
 
     hints: tuple[str, ...] = ()
     min_digits: int = 0
     min_run: int = 0
-
-    def may_match(self, lowered: str, digits: int) -> bool:
-        return digits >= self.min_digits and (not self.hints or any(word in lowered for word in self.hints))
 
     def find(self, text: str) -> Iterable[SecretSpan]:
         raise NotImplementedError
