@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from mnemonite._version import __version__ as __version__
+
 if TYPE_CHECKING:
     from mnemonite.config import MemoryConfig
     from mnemonite.conflicts import LocalePack, define_locale_pack
@@ -254,8 +256,6 @@ _WHERE: dict[str, str] = {
     "ApiKey": "mnemonite.models.keys",
     "IssuedKey": "mnemonite.models.keys",
 }
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AmbiguousIdError",

@@ -36,6 +36,7 @@ from typing import Any, cast
 import orjson
 
 from mnemonite._time import to_text, utcnow
+from mnemonite._version import __version__
 from mnemonite.copy import (
     CHUNK,
     GENERATED,
@@ -333,6 +334,4 @@ def _value(value: Any) -> Any:
 
 
 def _version() -> str:
-    from mnemonite import __version__
-
     return __version__

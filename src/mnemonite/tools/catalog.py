@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mnemonite.errors import InvalidInputError
 from mnemonite.models.fact import Fact
@@ -19,13 +19,11 @@ from mnemonite.privacy import Reveal, redact, redact_record
 from mnemonite.scope import Scope
 from mnemonite.tiers.episodic import RecalledEpisode
 from mnemonite.tools import schemas as s
-
-if TYPE_CHECKING:
-    from mnemonite.memory import Memory
+from mnemonite.tools.reach import ToolMemory
 
 __all__ = ["TOOLS", "ToolSpec"]
 
-Runner = Callable[["Memory", Scope, Any, Reveal | None], Awaitable[s.ToolOutput]]
+Runner = Callable[[ToolMemory, Scope, Any, Reveal | None], Awaitable[s.ToolOutput]]
 
 
 @dataclass(frozen=True)
@@ -56,19 +54,25 @@ def _block(block: Any, reveal: Reveal | None) -> s.BlockOutput:
                          chars=len(block.value), limit=block.limit, sensitivity=block.sensitivity)  # fmt: skip
 
 
-async def _block_append(mem: Memory, scope: Scope, args: s.BlockAppendInput, reveal: Reveal | None) -> s.ToolOutput:
+async def _block_append(mem: ToolMemory, scope: Scope, args: s.BlockAppendInput, reveal: Reveal | None) -> s.ToolOutput:
     return _block(await mem.working.append(scope, args.label, args.text), reveal)
 
 
-async def _block_replace(mem: Memory, scope: Scope, args: s.BlockReplaceInput, reveal: Reveal | None) -> s.ToolOutput:
+async def _block_replace(
+    mem: ToolMemory, scope: Scope, args: s.BlockReplaceInput, reveal: Reveal | None
+) -> s.ToolOutput:
     return _block(await mem.working.patch(scope, args.label, args.old, args.new), reveal)
 
 
-async def _block_rethink(mem: Memory, scope: Scope, args: s.BlockRethinkInput, reveal: Reveal | None) -> s.ToolOutput:
+async def _block_rethink(
+    mem: ToolMemory, scope: Scope, args: s.BlockRethinkInput, reveal: Reveal | None
+) -> s.ToolOutput:
     return _block(await mem.working.write(scope, args.label, args.value), reveal)
 
 
-async def _fact_remember(mem: Memory, scope: Scope, args: s.FactRememberInput, reveal: Reveal | None) -> s.ToolOutput:
+async def _fact_remember(
+    mem: ToolMemory, scope: Scope, args: s.FactRememberInput, reveal: Reveal | None
+) -> s.ToolOutput:
     decision = await mem.semantic.remember_with_decision(
         _agent_scope(scope), args.text, memory_type=args.memory_type, sensitivity=args.sensitivity
     )
@@ -77,7 +81,7 @@ async def _fact_remember(mem: Memory, scope: Scope, args: s.FactRememberInput, r
                                 reason=redact(decision.reason, "secret" if secret else "internal", reveal))  # fmt: skip
 
 
-async def _fact_search(mem: Memory, scope: Scope, args: s.FactSearchInput, reveal: Reveal | None) -> s.ToolOutput:
+async def _fact_search(mem: ToolMemory, scope: Scope, args: s.FactSearchInput, reveal: Reveal | None) -> s.ToolOutput:
     hits = await mem.semantic.search(_agent_scope(scope), args.query, args.k)
     return s.FactSearchOutput(
         facts=[_fact_hit(hit.record, hit.score, reveal) for hit in hits if isinstance(hit.record, Fact)]
@@ -92,18 +96,20 @@ def _fact_hit(fact: Fact, score: float, reveal: Reveal | None) -> s.FactHit:
     )  # fmt: skip
 
 
-async def _fact_supersede(mem: Memory, scope: Scope, args: s.FactSupersedeInput, reveal: Reveal | None) -> s.ToolOutput:
+async def _fact_supersede(
+    mem: ToolMemory, scope: Scope, args: s.FactSupersedeInput, reveal: Reveal | None
+) -> s.ToolOutput:
     new = await mem.semantic.supersede(args.fact_id, args.text, scope=_agent_scope(scope))
     return s.FactSupersedeOutput(old_id=args.fact_id, fact_id=new.id, text=redact_record(new, reveal).text)
 
 
-async def _fact_forget(mem: Memory, scope: Scope, args: s.FactForgetInput, reveal: Reveal | None) -> s.ToolOutput:
+async def _fact_forget(mem: ToolMemory, scope: Scope, args: s.FactForgetInput, reveal: Reveal | None) -> s.ToolOutput:
     fact = await mem.semantic.forget(args.fact_id, scope=_agent_scope(scope))
     return s.FactForgetOutput(fact_id=fact.id, status=fact.status)
 
 
 async def _recall_episodes(
-    mem: Memory, scope: Scope, args: s.RecallEpisodesInput, reveal: Reveal | None
+    mem: ToolMemory, scope: Scope, args: s.RecallEpisodesInput, reveal: Reveal | None
 ) -> s.ToolOutput:
     recalled = await mem.episodic.recall(_agent_scope(scope), args.query, args.k)
     return s.RecallEpisodesOutput(episodes=[_episode_hit(item, reveal) for item in recalled])
@@ -119,7 +125,7 @@ def _episode_hit(item: RecalledEpisode, reveal: Reveal | None) -> s.EpisodeHit:
 
 
 async def _conversation_search(
-    mem: Memory, scope: Scope, args: s.ConversationSearchInput, reveal: Reveal | None
+    mem: ToolMemory, scope: Scope, args: s.ConversationSearchInput, reveal: Reveal | None
 ) -> s.ToolOutput:
     if scope.session is None:
         raise NoSessionError("no conversation is active: the host binds the tools with a session to search one")

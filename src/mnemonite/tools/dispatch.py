@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -39,10 +39,8 @@ from mnemonite.scope import Scope
 from mnemonite.store.base import ToolCallStore
 from mnemonite.tools.catalog import TOOLS, NoSessionError, ToolSpec
 from mnemonite.tools.export import anthropic_tools, mcp_tools, openai_tools
+from mnemonite.tools.reach import ToolMemory
 from mnemonite.tracing import tool_span
-
-if TYPE_CHECKING:
-    from mnemonite.memory import Memory
 
 __all__ = ["GuardPolicy", "ToolRequest", "ToolSet", "Tools"]
 
@@ -146,7 +144,7 @@ class ToolSet:
     a call that tries is refused. ``policy`` is the host's `GuardPolicy`.
     """
 
-    memory: Memory
+    memory: ToolMemory
     audit: AuditWriter
     scope: Scope
     policy: GuardPolicy = field(default_factory=GuardPolicy)
@@ -345,7 +343,7 @@ class AuditWriter:
 class Tools:
     """``mem.tools``: bind the nine memory tools to a scope, and read their audit log."""
 
-    def __init__(self, memory: Memory, store: ToolCallStore) -> None:
+    def __init__(self, memory: ToolMemory, store: ToolCallStore) -> None:
         self._memory = memory
         self._store = store
         self._audit = AuditWriter(store)
