@@ -60,6 +60,11 @@ EXPORTS = {
     # the server's API keys
     "ApiKey", "ApiKeys", "IssuedKey", "AuthenticationError", "PermissionDeniedError", "InsecureServerError",
     "DatabaseCorruptError", "StoreBusyError", "StoreFullError", "StoreReadOnlyError",
+    # the agent every door acts as by default
+    "DEFAULT_AGENT",
+    # the specification's concept graph, lifecycle and routing classes
+    "GraphBuilder", "EventGraph", "SemanticConsolidator", "GraphRetriever", "SemanticShiftEvent", "EventNode",
+    "ConceptNode", "RelationshipEdge", "MemoryGraph", "LifecycleTierManager", "AdaptiveRetriever",
 }  # fmt: skip
 
 

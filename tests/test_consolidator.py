@@ -58,8 +58,11 @@ def test_the_tier_table_is_the_specifications() -> None:
         "full": (("light", "standard", "deep"), 1_000_000, 5.00, "log"),
         "custom": (None, None, None, None),
     }
-    config = ConsolidatorConfig()
-    assert (config.tier, config.enabled, config.token_ceiling, config.cost_ceiling) == ("free", ("light",), 0, 0.0)
+    config = ConsolidatorConfig()  # every phase runs, by rules: the tier's phases are those a model may serve
+    assert (config.tier, config.enabled, config.model_phases) == ("free", ("light", "standard", "deep"), ("light",))
+    assert (config.token_ceiling, config.cost_ceiling) == (0, 0.0)
+    assert ConsolidatorConfig(tier="cheap").model_phases == ("light", "standard")
+    assert ConsolidatorConfig(tier="full", phases=("light",)).model_phases == ("light",)
     assert ConsolidatorConfig(tier="cheap").exceed == "pause" and ConsolidatorConfig(tier="full").exceed == "log"
 
 
@@ -208,18 +211,28 @@ async def test_topic_episodes_cut_a_session_where_the_topic_shifts(mem: Memory) 
 async def test_light_summarises_sessions_without_promoting(mem: Memory) -> None:
     await mem.episodic.put_many(chat("s1", ("jo", "We booked the flights to Lisbon for June."),
                                      ("sam", "Great, I will rent a car for the day trip to Sintra.")))  # fmt: skip
-    [report] = await mem.consolidator.run()  # the free tier: light only
+    [report] = await mem.consolidator.run("light")
     assert (report.phase, report.summaries, report.llm, report.calls) == ("light", 1, False, 0)
     summaries = await mem.consolidator.summaries("jo")
     assert list(summaries) == ["/user/jo/session/s1/agent/chat/"] and "Lisbon" in summaries[next(iter(summaries))]
     assert await mem.semantic.facts(JO) == []  # light does not promote
 
 
+async def test_the_default_tier_learns_from_the_first_conversation_at_no_cost(mem: Memory) -> None:
+    await mem.episodic.put_many(chat("s1", ("jo", "I live in Berlin and I work at Siemens."), ("sam", "Nice!")))
+    reports = await mem.consolidator.run()  # the free tier: every phase, by rules
+    assert [r.phase for r in reports] == ["light", "standard", "deep"]
+    assert sum(r.tokens + r.calls for r in reports) == 0 and not any(r.llm for r in reports)
+    assert reports[0].summaries == 1 and reports[1].admitted >= 1
+    assert "I live in Berlin" in " ".join(f.text for f in await mem.semantic.facts(JO))
+
+
 async def test_status_shows_the_tier_usage_and_waiting_jobs(mem: Memory) -> None:
     await mem.episodic.put_many(chat("s1", ("jo", "I play the cello.")))
     await mem.consolidator.run("light")
     status = await mem.consolidator.status()
-    assert (status.tier, status.phases, status.max_tokens_per_day, status.on_exceed) == ("free", ["light"], 0, "pause")
+    assert (status.tier, status.phases, status.model_phases) == ("free", ["light", "standard", "deep"], ["light"])
+    assert (status.max_tokens_per_day, status.on_exceed) == (0, "pause")
     assert [(u.phase, u.runs, u.tokens) for u in status.usage] == [("light", 1, 0)]
     assert [(j.phase, j.waiting, j.done) for j in status.jobs] == [("light", 0, 1)]
 
@@ -327,7 +340,7 @@ async def test_cadences_say_which_phases_are_due(tmp_path: Path) -> None:
 
 
 async def test_watch_runs_due_phases_until_stopped_and_survives_a_failing_model(tmp_path: Path) -> None:
-    cadence = {"light": {"every": 1}, "standard": {"every": 1}}
+    cadence = {"light": {"every": 1}, "standard": {"every": 1}, "deep": {"cron": "0 4 * * 0"}}  # deep: not now
     failing = ConsolidatorConfig(tier="cheap", cadence=cadence, llm_url="http://127.0.0.1:9/v1", cheap_model="m",
                                  llm_retries=0, llm_timeout=0.5)  # fmt: skip
     async with await Memory.open(str(tmp_path / "m.db"), config=MemoryConfig(embedder="none")) as mem:

@@ -50,7 +50,8 @@ def test_status_shows_tier_usage_and_jobs(url: str) -> None:
     out = invoke("--db", url, "consolidate", "--status")
     assert "tier free" in out and "none (rule-based)" in out
     status = json.loads(invoke("--db", url, "consolidate", "--status", "--json"))
-    assert (status["tier"], status["phases"], status["jobs"][0]["done"]) == ("free", ["light"], 1)
+    assert (status["tier"], status["phases"], status["jobs"][0]["done"]) == ("free", ["light", "standard", "deep"], 1)
+    assert status["model_phases"] == ["light"]
     assert status["usage"][0]["runs"] == 1
 
 

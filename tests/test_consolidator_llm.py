@@ -120,11 +120,11 @@ async def test_on_exceed_log_finishes_the_run_rule_based(mem: Memory) -> None:
 async def test_the_free_tier_never_calls_a_configured_model_and_works_rule_based(mem: Memory) -> None:
     await mem.episodic.put_many(chat("s1", "I play the cello."))
     with llm_server(extracting()) as (url, script):
-        [light] = await consolidator(mem, url, tier="free").run()
-        [standard] = await consolidator(mem, url, tier="free").run("standard")
+        light, standard, deep = await consolidator(mem, url, tier="free").run()  # every phase, none with the model
     assert script.requests == []
     assert (light.paused, light.llm, light.summaries) == (False, False, 1)
     assert (standard.paused, standard.llm, standard.admitted) == (False, False, 1)
+    assert (deep.phase, deep.paused, deep.llm, deep.calls) == ("deep", False, False, 0)
     assert await texts(mem) == ["I play the cello"]
 
 

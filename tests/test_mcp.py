@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from live_server import running
-from mnemonite import Scope, SyncMemory
+from mnemonite import DEFAULT_AGENT, Scope, SyncMemory
 from mnemonite.models.messages import Message
 from mnemonite.privacy import MARKER
 from mnemonite.server import create_app
@@ -38,6 +38,13 @@ def error(called: Any) -> dict[str, str]:
     assert called.is_error, called.structured_content
     body: dict[str, str] = json.loads(called.content[0].text)["error"]
     return body
+
+
+def leaves(group: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups."""
+    if isinstance(group, BaseExceptionGroup):
+        return [leaf for inner in group.exceptions for leaf in leaves(inner)]
+    return [group]
 
 
 def resource(read: Any) -> Any:
@@ -116,7 +123,9 @@ def served(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
                 for name, user, can in (("alice", "alice", "read,write"), ("bob", "bob", "read,write"),
                                         ("reader", "alice", "read"), ("revoked", "alice", "read,write"))}  # fmt: skip
         mem.keys.revoke(mem.keys.all("alice")[-1].id)
-        mem.working.define(Scope(user="alice", agent="mcp"), "human", "Name: A")  # keys bound to a user: agent "mcp"
+        mem.working.define(
+            Scope(user="alice", agent=DEFAULT_AGENT), "human", "Name: A"
+        )  # a key bound to a user: the default agent
         crm = mem.semantic.remember(Scope(user="alice", agent="crm"), "I prefer email")  # alice's, another agent's
         keys["crm_fact"] = crm.id  # not a key: the id the tests below look for
     with running(create_app(url)) as base:
@@ -151,7 +160,7 @@ async def test_streamable_http_runs_as_the_key(served: tuple[str, dict[str, str]
         )
         assert error(await alice.call_tool("block_append", {"label": "nothing", "text": "x"}))["code"] == "not_found"
         assert [b["label"] for b in resource(await alice.read_resource("mnemonite://blocks"))] == ["human"]
-        # the facts resource lists what the tools reach (the key's user, under agent "mcp"): not the crm agent's
+        # the facts resource lists what the tools reach (the key's user, under the default agent): not the crm agent's
         listed = [f["text"] for f in resource(await alice.read_resource("mnemonite://facts"))]
         assert "I prefer email" not in listed and "My locker number is X1234567" in listed
         with pytest.raises(MCPError, match="NotFoundError"):  # nor read by id: the tools do not reach it either
@@ -182,10 +191,35 @@ def test_streamable_http_refuses_without_an_active_key(served: tuple[str, dict[s
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                              "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
-    headers |= {"Accept": "application/json, text/event-stream"}
-    answer = httpx.post(f"{base}/mcp/", json=initialize, headers=headers)
+    answer = httpx.post(f"{base}/mcp/", json=initialize, headers=headers)  # a plain HTTP client: problem details
     assert answer.status_code == 401 and answer.headers["content-type"] == "application/problem+json"
     assert answer.json()["error"] == "AuthenticationError" and answer.json()["instance"] == "/mcp/"
+    assert answer.headers["www-authenticate"] == "Bearer"
+    # an MCP client (it accepts an event stream): a JSON-RPC error carrying the same problem, at the same status
+    rpc = httpx.post(
+        f"{base}/mcp/", json=initialize, headers=headers | {"Accept": "application/json, text/event-stream"}
+    )
+    assert rpc.status_code == 401 and rpc.headers["content-type"] == "application/json"
+    error = rpc.json()["error"]
+    assert error["message"].startswith("AuthenticationError: ") and error["data"]["status"] == 401
+
+
+async def test_the_sdk_client_is_told_why_its_key_is_refused(
+    served: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    base, keys = served
+    with pytest.raises(BaseExceptionGroup) as refused:  # the SDK's client raises from its task group
+        async with over_http(base, "mnm_forged"):
+            pass
+    assert "AuthenticationError: the API key is unknown or revoked" in [str(e) for e in leaves(refused.value)]
+    async with over_http(base, keys["alice"]) as alice:  # revoked in the middle of a session
+        assert result(await alice.call_tool("fact_search", {"query": "email"}))["facts"] == []
+        with SyncMemory.open(f"sqlite:///{tmp_path / 'm.db'}", embedder=None) as mem:
+            mem.keys.revoke(
+                next(k.id for k in mem.keys.all("alice") if k.revoked_at is None and "write" in k.capabilities)
+            )
+        with pytest.raises(MCPError, match=r"AuthenticationError: .*revoked"):
+            await alice.call_tool("fact_search", {"query": "email"})
 
 
 @pytest.mark.parametrize(("host", "status"), [("127.0.0.1", 421), ("0.0.0.0", 200)])

@@ -211,8 +211,14 @@ def test_the_nine_tools_over_http(service: Service) -> None:
     with service.client("alice_ro") as http:
         problem(http.post("/v1/tools/fact_remember", json={"arguments": {"text": "x"}}), 403, "PermissionDeniedError")
         assert ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "Porto"}}))["ok"] is True
-    with service.client("alice") as http:
-        problem(http.post("/v1/tools/fact_search", json={"arguments": {"query": "x"}}), 422, "MemoryScopeError")
+    with service.client("alice_ro") as http:  # bound to agent rag: nothing under rag, and no word of other agents
+        quiet = ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "tea ceremony"}}))
+        assert "hint" not in quiet["output"] or "rag" not in quiet["output"]["hint"]
+    with service.client("alice") as http:  # bound to the user only, naming no agent: the default agent of every door
+        found = ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "blood type"}}))
+        assert found["output"]["facts"] == []
+        assert "under agent 'assistant'" in found["output"]["hint"] and "'rag' (" in found["output"]["hint"]
+        assert "AB negative" not in str(found)
         shown = ok(http.post("/v1/tools/fact_search", json={"arguments": {"query": "blood type"}, "agent": "rag",
                                                                "reveal": "audit"}))  # fmt: skip
         assert "My blood type is AB negative" in [h["text"] for h in shown["output"]["facts"]]
@@ -229,11 +235,13 @@ def test_the_nine_tools_over_http(service: Service) -> None:
         assert ok(http.post("/v1/tools/block_append", json=block))["error"]["code"] == "not_found"
 
 
-def test_a_tool_call_by_a_key_of_the_whole_user_must_name_the_agent(service: Service) -> None:
+def test_a_tool_call_by_a_key_of_the_whole_user_acts_as_the_default_agent_or_the_one_named(service: Service) -> None:
     with service.client("alice") as http:
-        body = problem(http.post("/v1/tools/block_append", json={"arguments": {"label": "human", "text": "x"}}), 422,
-                       "MemoryScopeError")  # fmt: skip
-        assert 'send "agent" in the body' in body["detail"]
+        unnamed = ok(http.post("/v1/tools/block_append", json={"arguments": {"label": "human", "text": "x"}}))
+        assert unnamed["ok"] is False and unnamed["error"]["code"] == "not_found"  # the default agent has no block
+        calls = ok(http.post("/v1/tools/fact_remember", json={"arguments": {"text": "I like figs"}}))
+        assert calls["ok"] is True
+        assert ok(http.get(f"/v1/facts/{calls['output']['fact_id']}"))["agent"] == "assistant"
         ok(http.post("/v1/blocks", json={"label": "human", "value": "Name: Alice", "agent": "rag"}), 201)
         named = ok(
             http.post("/v1/tools/block_append", json={"arguments": {"label": "human", "text": "x"}, "agent": "rag"})

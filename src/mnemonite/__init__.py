@@ -13,6 +13,10 @@ from typing import TYPE_CHECKING, Any
 from mnemonite._version import __version__ as __version__
 
 if TYPE_CHECKING:
+    # the specification's concept graph, lifecycle and routing classes
+    from mnemonite.concepts.consolidator import SemanticConsolidator
+    from mnemonite.concepts.graph import EventGraph, GraphBuilder
+    from mnemonite.concepts.retriever import GraphRetriever
     from mnemonite.config import MemoryConfig
     from mnemonite.conflicts import LocalePack, define_locale_pack
 
@@ -66,6 +70,7 @@ if TYPE_CHECKING:
     from mnemonite.graph import GraphMemory, allocate_memory_budget
     from mnemonite.judge import ConflictJudge, OpenAIJudge
     from mnemonite.keys import ApiKeys
+    from mnemonite.lifecycle import LifecycleTierManager
     from mnemonite.memory import Memory
     from mnemonite.models import (
         AddDelta,
@@ -88,6 +93,7 @@ if TYPE_CHECKING:
         parse_delta,
     )
     from mnemonite.models.blocks import Block
+    from mnemonite.models.concepts import ConceptNode, EventNode, MemoryGraph, RelationshipEdge, SemanticShiftEvent
     from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
     from mnemonite.models.consolidator import ConsolidatorStatus, PhaseReport, TopicEpisode
     from mnemonite.models.fact import EntityLink
@@ -111,8 +117,9 @@ if TYPE_CHECKING:
         compute_salience,
         rank_by_salience,
     )
-    from mnemonite.scope import Scope
+    from mnemonite.scope import DEFAULT_AGENT, Scope
     from mnemonite.search import Reranker, SearchOptions
+    from mnemonite.search.routing import AdaptiveRetriever
     from mnemonite.store import FactStore, MemoryStore, SQLiteMemoryStore, Store
     from mnemonite.sync import SyncMemory
     from mnemonite.tiers import SalientEpisode
@@ -122,6 +129,17 @@ if TYPE_CHECKING:
 # Names load on first use (PEP 562): `mnemonite --help` and `import mnemonite.errors` must not pay
 # for numpy, pydantic models and the search engine.
 _WHERE: dict[str, str] = {
+    "GraphBuilder": "mnemonite.concepts.graph",
+    "EventGraph": "mnemonite.concepts.graph",
+    "SemanticConsolidator": "mnemonite.concepts.consolidator",
+    "GraphRetriever": "mnemonite.concepts.retriever",
+    "SemanticShiftEvent": "mnemonite.models.concepts",
+    "EventNode": "mnemonite.models.concepts",
+    "ConceptNode": "mnemonite.models.concepts",
+    "RelationshipEdge": "mnemonite.models.concepts",
+    "MemoryGraph": "mnemonite.models.concepts",
+    "LifecycleTierManager": "mnemonite.lifecycle",
+    "AdaptiveRetriever": "mnemonite.search.routing",
     "MemoryConfig": "mnemonite.config",
     "LocalePack": "mnemonite.conflicts",
     "define_locale_pack": "mnemonite.conflicts",
@@ -199,6 +217,7 @@ _WHERE: dict[str, str] = {
     "compute_salience": "mnemonite.salience",
     "rank_by_salience": "mnemonite.salience",
     "Scope": "mnemonite.scope",
+    "DEFAULT_AGENT": "mnemonite.scope",
     "Reranker": "mnemonite.search",
     "SearchOptions": "mnemonite.search",
     "FactStore": "mnemonite.store",
@@ -258,6 +277,7 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "DEFAULT_AGENT",
     "AmbiguousIdError",
     "DatabaseNotFoundError",
     "NotADatabaseError",
@@ -391,6 +411,17 @@ __all__ = [
     "StoreBusyError",
     "StoreFullError",
     "StoreReadOnlyError",
+    "GraphBuilder",
+    "EventGraph",
+    "SemanticConsolidator",
+    "GraphRetriever",
+    "SemanticShiftEvent",
+    "EventNode",
+    "ConceptNode",
+    "RelationshipEdge",
+    "MemoryGraph",
+    "LifecycleTierManager",
+    "AdaptiveRetriever",
 ]
 
 

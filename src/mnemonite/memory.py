@@ -195,12 +195,16 @@ class Memory:
             return health
         return health.model_copy(update={"pending_embeddings": await self._indexer.pending()})
 
-    async def resolve_id(self, kind: IdKind, prefix: str) -> str:
-        """The full id of the one episode, fact, entity or rule whose id is or starts with ``prefix``.
+    async def resolve_id(self, kind: IdKind, prefix: str, *, scope: Scope | str | None = None) -> str:
+        """The full id of the one episode, fact, entity or rule whose id is or starts with ``prefix``; among the
+        records of ``scope`` (its user, and agent when it names one) when given.
 
         Raises `NotFoundError` when none matches and `AmbiguousIdError` (listing a few) when several do.
         """
-        return await self._store.resolve_id(kind, prefix)
+        if scope is None:
+            return await self._store.resolve_id(kind, prefix)
+        within = as_scope(scope)
+        return await self._store.resolve_id(kind, prefix, within.user, within.agent)
 
     async def migrate(self, plan: MigrationPlan) -> None:
         """Apply a schema migration (adding nullable columns only)."""

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, ModelWrapValidatorHandler, Validatio
 from mnemonite.errors import MemoryScopeError
 
 __all__ = [
+    "DEFAULT_AGENT",
     "Scope",
     "as_scope",
     "encode_component",
@@ -33,6 +34,10 @@ LIKE_ESCAPE = "\\"
 # Scope keys are indexed: PostgreSQL refuses an index entry over 2,704 bytes, and three escaped
 # components of 128 characters (4 bytes each at most) stay well under it.
 MAX_ID_CHARS = 128
+# The agent every door acts as when its caller names none: the CLI's ``--agent``, ``mnemonite mcp``, and an
+# API key bound to a user only calling the memory tools over HTTP or MCP. One default, so that what one door
+# wrote another finds.
+DEFAULT_AGENT = "assistant"
 
 
 def check_id(kind: str, value: object) -> str:

@@ -572,8 +572,8 @@ class SyncMemory:
     def health(self, *, deep: bool = False) -> StoreHealth:
         return self._run(self._memory.health(deep=deep))
 
-    def resolve_id(self, kind: IdKind, prefix: str) -> str:
-        return self._run(self._memory.resolve_id(kind, prefix))
+    def resolve_id(self, kind: IdKind, prefix: str, *, scope: Scope | str | None = None) -> str:
+        return self._run(self._memory.resolve_id(kind, prefix, scope=scope))
 
     def migrate(self, plan: MigrationPlan) -> None:
         return self._run(self._memory.migrate(plan))

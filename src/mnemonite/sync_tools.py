@@ -51,8 +51,8 @@ class SyncTools:
     def __init__(self, tools: Tools, loop: _Runner) -> None:
         self._tools, self._loop = tools, loop
 
-    def for_scope(self, scope: Scope, *, policy: GuardPolicy | None = None) -> SyncToolSet:
-        return SyncToolSet(self._tools.for_scope(scope, policy=policy), self._loop)
+    def for_scope(self, scope: Scope, *, policy: GuardPolicy | None = None, elsewhere: bool = True) -> SyncToolSet:
+        return SyncToolSet(self._tools.for_scope(scope, policy=policy, elsewhere=elsewhere), self._loop)
 
     def calls(self, scope: Scope | str, *, limit: int = 100) -> list[ToolCall]:
         return self._loop.run(self._tools.calls(scope, limit=limit))

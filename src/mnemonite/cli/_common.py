@@ -58,7 +58,7 @@ DbOption = Annotated[
     ),
 ]
 UserOption = Annotated[str, typer.Option("--user", "-u", help="User id.")]
-AgentOption = Annotated[str, typer.Option("--agent", "-a", help="Agent id.")]
+AgentOption = Annotated[str, typer.Option("--agent", "-a", help="Agent id (every door's default: assistant).")]
 OptionalAgent = Annotated[str | None, typer.Option("--agent", "-a", help="Agent id (default: every agent).")]
 OptionalSession = Annotated[str | None, typer.Option("--session", "-s", help="Session id (default: every session).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON: an array of rows, or one object.")]

@@ -26,6 +26,7 @@ from mnemonite.cli._common import (
     table,
     text_argument,
 )
+from mnemonite.scope import DEFAULT_AGENT
 
 blocks_app = typer.Typer(help="Working memory: size-limited blocks an agent keeps in its prompt.", no_args_is_help=True)
 app.add_typer(blocks_app, name="blocks")
@@ -44,7 +45,7 @@ def _done(block: object, verb: str, as_json: bool) -> None:
 def blocks_define(
     label: Label,
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     value: Annotated[str, typer.Argument(help="Initial text; - reads standard input.")] = "",
     limit: Annotated[int, typer.Option(min=1, help="The most characters the block may hold.")] = 2_000,
     token_limit: Annotated[int | None, typer.Option(min=1, help="The most tokens the block may hold.")] = None,
@@ -66,8 +67,8 @@ def blocks_define(
 
 
 @blocks_app.command("write")
-def blocks_write(label: Label, value: Value, user: UserOption, agent: AgentOption, as_json: JsonOption = False,
-                 db: DbOption = None) -> None:  # fmt: skip
+def blocks_write(label: Label, value: Value, user: UserOption, agent: AgentOption = DEFAULT_AGENT,
+                 as_json: JsonOption = False, db: DbOption = None) -> None:  # fmt: skip
     """Replace a block's text."""
     with opened(db, create=False) as mem:
         block = mem.working.write(agent_scope(user, agent), label, text_argument(value))
@@ -75,8 +76,8 @@ def blocks_write(label: Label, value: Value, user: UserOption, agent: AgentOptio
 
 
 @blocks_app.command("append")
-def blocks_append(label: Label, text: Value, user: UserOption, agent: AgentOption, as_json: JsonOption = False,
-                  db: DbOption = None) -> None:  # fmt: skip
+def blocks_append(label: Label, text: Value, user: UserOption, agent: AgentOption = DEFAULT_AGENT,
+                  as_json: JsonOption = False, db: DbOption = None) -> None:  # fmt: skip
     """Add text at the end of a block (on a new line)."""
     with opened(db, create=False) as mem:
         block = mem.working.append(agent_scope(user, agent), label, text_argument(text))
@@ -89,7 +90,7 @@ def blocks_patch(
     old: Annotated[str, typer.Argument(help="The exact text to replace (must occur once).")],
     new: Annotated[str, typer.Argument(help="Its replacement.")],
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -104,7 +105,7 @@ def blocks_attach(
     label: Label,
     to: Annotated[str, typer.Argument(help="The agent (of the same user) to show the block to.")],
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -119,7 +120,7 @@ def blocks_attach(
 def blocks_detach(
     label: Label,
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     frm: Annotated[str | None, typer.Option("--from", help="The agent to hide it from (default: the owner).")] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
@@ -148,7 +149,7 @@ def blocks_list(user: UserOption, agent: OptionalAgent = None, as_json: JsonOpti
 
 
 @blocks_app.command("read")
-def blocks_read(label: Label, user: UserOption, agent: AgentOption, as_json: JsonOption = False,
+def blocks_read(label: Label, user: UserOption, agent: AgentOption = DEFAULT_AGENT, as_json: JsonOption = False,
                 db: DbOption = None) -> None:  # fmt: skip
     """One block's text."""
     with opened(db, create=False) as mem:
@@ -160,7 +161,7 @@ def blocks_read(label: Label, user: UserOption, agent: AgentOption, as_json: Jso
 @blocks_app.command("compile")
 def blocks_compile(
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     max_tokens: Annotated[int, typer.Option(min=1, help="The prompt budget in tokens.")] = 2_000,
     as_json: JsonOption = False,
     db: DbOption = None,

@@ -21,7 +21,7 @@ from mnemonite.cli._common import (
     say,
     table,
 )
-from mnemonite.scope import Scope
+from mnemonite.scope import DEFAULT_AGENT, Scope
 
 concepts_app = typer.Typer(
     help="The concept graph: a user's concepts learned by an agent, its versions, graph queries.", no_args_is_help=True
@@ -33,7 +33,7 @@ Limit = Annotated[int, typer.Option("--limit", min=1, help="How many rows at mos
 @concepts_app.command("show")
 def show(
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     limit: Limit = 100,
     as_json: JsonOption = False,
     nl: NlOption = False,
@@ -61,7 +61,7 @@ def show(
 @concepts_app.command("version")
 def version(
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     limit: Limit = 20,
     as_json: JsonOption = False,
     nl: NlOption = False,
@@ -87,7 +87,7 @@ def version(
 def query(
     question: Annotated[str, typer.Argument(help="The question.")],
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     k: Annotated[int, typer.Option("-k", min=1, help="How many concepts.")] = 5,
     as_json: JsonOption = False,
     db: DbOption = None,

@@ -65,7 +65,8 @@ def _reports(reports: Sequence[PhaseReport]) -> None:
 
 def _status(status: ConsolidatorStatus) -> None:
     console.print(
-        f"tier {status.tier}: phases {', '.join(status.phases) or '(none)'}; ceilings"
+        f"tier {status.tier}: phases {', '.join(status.phases) or '(none)'}"
+        f" (a model may serve: {', '.join(status.model_phases) if status.llm else 'none'}); ceilings"
         f" {status.max_tokens_per_day:,} tokens and ${status.max_cost_per_day:.2f} a day, on exceed"
         f" {status.on_exceed}; model: {status.llm or 'none (rule-based)'}",
         markup=False,

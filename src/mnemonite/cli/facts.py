@@ -28,6 +28,7 @@ from mnemonite.cli._common import (
     text_argument,
     when,
 )
+from mnemonite.scope import DEFAULT_AGENT
 
 if TYPE_CHECKING:
     from mnemonite.models import DeltaRecord
@@ -40,7 +41,7 @@ FACT_COLUMNS = ("id", "text", "valid from", "valid to", "status", "episodes", "r
 def remember(
     text: Annotated[str, typer.Argument(help="The statement, e.g. 'I moved to Lisbon'; - reads standard input.")],
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     memory_type: Annotated[MemoryType, typer.Option("--type", help="The kind of fact.")] = MemoryType.fact,
     as_json: JsonOption = False,
     db: DbOption = None,

@@ -24,6 +24,7 @@ from mnemonite.cli._common import (
     say,
     table,
 )
+from mnemonite.scope import DEFAULT_AGENT
 
 if TYPE_CHECKING:
     from mnemonite.models.graph import Entity
@@ -60,8 +61,8 @@ def _entity(mem: SyncMemory, user: str, agent: str, ref: str) -> Entity:
 def add_entity(
     name: Annotated[str, typer.Argument(help="The entity's name (unique per user and agent).")],
     user: UserOption,
-    agent: AgentOption,
     entity_type: Annotated[str, typer.Option("--type", help="person, tool, project, ...")],
+    agent: AgentOption = DEFAULT_AGENT,
     prop: Annotated[list[str] | None, typer.Option("--prop", help="Property key=value (repeatable).")] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
@@ -84,7 +85,7 @@ def relate(
     relation: Annotated[str, typer.Argument(help="Relation, e.g. WORKS_AT.")],
     target: EntityRef,
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -104,7 +105,7 @@ def unrelate(
     relation: Annotated[str, typer.Argument(help="Relation, e.g. WORKS_AT.")],
     target: EntityRef,
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -118,7 +119,11 @@ def unrelate(
 
 @graph_app.command("delete")
 def delete(
-    entity: EntityRef, user: UserOption, agent: AgentOption, as_json: JsonOption = False, db: DbOption = None
+    entity: EntityRef,
+    user: UserOption,
+    agent: AgentOption = DEFAULT_AGENT,
+    as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """Delete an entity and its edges; the facts that mention it stay."""
     with opened(db, create=False) as mem:
@@ -131,7 +136,7 @@ def delete(
 @graph_app.command("entities")
 def entities(
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     entity_type: Annotated[str | None, typer.Option("--type", help="Only entities of this type.")] = None,
     limit: Annotated[int, typer.Option(min=1, help="The most entities to print.")] = 100,
     offset: Annotated[int, typer.Option(min=0, help="Skip this many first (paging).")] = 0,
@@ -157,7 +162,7 @@ def entities(
 def neighbors(
     entity: EntityRef,
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     depth: Annotated[int, typer.Option(min=1, help="How many hops to walk.")] = 1,
     direction: Annotated[Direction, typer.Option(help="Which edges to follow.")] = Direction.both,
     relation: Annotated[str | None, typer.Option(help="Only edges of this relation.")] = None,
@@ -185,7 +190,7 @@ def neighbors(
 def context(
     entity: Annotated[str, typer.Argument(help="The entity's name.")],
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     topic: Annotated[str | None, typer.Option(help="Full-text topic the memories should be about.")] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="The token budget.")] = 2000,
     as_json: JsonOption = False,
@@ -201,7 +206,9 @@ def context(
 
 
 @graph_app.command("stats")
-def stats(user: UserOption, agent: AgentOption, as_json: JsonOption = False, db: DbOption = None) -> None:
+def stats(
+    user: UserOption, agent: AgentOption = DEFAULT_AGENT, as_json: JsonOption = False, db: DbOption = None
+) -> None:
     """Entity, edge, fact and token counts of a user's graph memory."""
     from mnemonite.scope import Scope
 

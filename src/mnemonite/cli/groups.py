@@ -25,6 +25,7 @@ from mnemonite.cli._common import (
     say,
     table,
 )
+from mnemonite.scope import DEFAULT_AGENT
 
 groups_app = typer.Typer(
     help="Shared memory: groups of agents and the facts and blocks they share.", no_args_is_help=True
@@ -52,7 +53,7 @@ def _members(group: object) -> str:
 def groups_create(
     name: Annotated[str, typer.Argument(help="The group's name (unique per user).")],
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     kind: Annotated[Kind, typer.Option(help="household, team or org.")] = Kind.team,
     as_json: JsonOption = False,
     db: DbOption = None,
@@ -65,8 +66,9 @@ def groups_create(
 
 
 @groups_app.command("add-member")
-def groups_add_member(group: GroupArgument, user: UserOption, agent: AgentOption, member_user: MemberUser,
-                      member_agent: MemberAgent, as_json: JsonOption = False, db: DbOption = None) -> None:  # fmt: skip
+def groups_add_member(group: GroupArgument, user: UserOption, member_user: MemberUser, member_agent: MemberAgent,
+                      agent: AgentOption = DEFAULT_AGENT, as_json: JsonOption = False,
+                      db: DbOption = None) -> None:  # fmt: skip
     """Add a (user, agent) to a group the agent owns."""
     with opened(db, create=False) as mem:
         updated = mem.shared.add_member(agent_scope(user, agent), group, agent_scope(member_user, member_agent))
@@ -78,9 +80,9 @@ def groups_add_member(group: GroupArgument, user: UserOption, agent: AgentOption
 def groups_remove_member(
     group: GroupArgument,
     user: UserOption,
-    agent: AgentOption,
     member_user: MemberUser,
     member_agent: MemberAgent,
+    agent: AgentOption = DEFAULT_AGENT,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -92,7 +94,7 @@ def groups_remove_member(
 
 
 @groups_app.command("list")
-def groups_list(user: UserOption, agent: AgentOption, as_json: JsonOption = False, nl: NlOption = False,
+def groups_list(user: UserOption, agent: AgentOption = DEFAULT_AGENT, as_json: JsonOption = False, nl: NlOption = False,
                 as_csv: CsvOption = False, db: DbOption = None) -> None:  # fmt: skip
     """The groups an agent is a member of."""
     with opened(db, create=False) as mem:
@@ -106,7 +108,7 @@ def groups_list(user: UserOption, agent: AgentOption, as_json: JsonOption = Fals
 def groups_share(
     group: GroupArgument,
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     fact: Annotated[str | None, typer.Option("--fact", help="The id of one of the agent's facts.")] = None,
     block: Annotated[str | None, typer.Option("--block", help="The label of a block the agent sees.")] = None,
     sensitivity: SensitivityOption = None,
@@ -127,7 +129,7 @@ def groups_unshare(
     group: GroupArgument,
     item: Annotated[str, typer.Argument(help="The shared fact's or block's id, or the share's id.")],
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -139,8 +141,8 @@ def groups_unshare(
 
 
 @groups_app.command("shared")
-def groups_shared(user: UserOption, agent: AgentOption, as_json: JsonOption = False, nl: NlOption = False,
-                  as_csv: CsvOption = False, db: DbOption = None) -> None:  # fmt: skip
+def groups_shared(user: UserOption, agent: AgentOption = DEFAULT_AGENT, as_json: JsonOption = False,
+                  nl: NlOption = False, as_csv: CsvOption = False, db: DbOption = None) -> None:  # fmt: skip
     """What the agent's groups share with it."""
     with opened(db, create=False) as mem:
         items = mem.shared.list_for(agent_scope(user, agent))

@@ -25,6 +25,7 @@ from mnemonite.cli._common import (
     say,
     table,
 )
+from mnemonite.scope import DEFAULT_AGENT
 
 procedures_app = typer.Typer(help="Procedural memory: named workflows matched to a task.", no_args_is_help=True)
 app.add_typer(procedures_app, name="procedures")
@@ -36,8 +37,8 @@ Name = Annotated[str, typer.Argument(help="The procedure's name (unique per agen
 def procedures_define(
     name: Name,
     user: UserOption,
-    agent: AgentOption,
     step: Annotated[list[str], typer.Option("--step", help="One step, in order (repeatable).")],
+    agent: AgentOption = DEFAULT_AGENT,
     trigger: Annotated[str, typer.Option(help="When the procedure applies.")] = "",
     sensitivity: SensitivityOption = None,
     as_json: JsonOption = False,
@@ -52,7 +53,7 @@ def procedures_define(
 
 
 @procedures_app.command("remove")
-def procedures_remove(name: Name, user: UserOption, agent: AgentOption, as_json: JsonOption = False,
+def procedures_remove(name: Name, user: UserOption, agent: AgentOption = DEFAULT_AGENT, as_json: JsonOption = False,
                       db: DbOption = None) -> None:  # fmt: skip
     """Remove a procedure of an agent."""
     with opened(db, create=False) as mem:
@@ -78,7 +79,7 @@ def procedures_list(user: UserOption, agent: OptionalAgent = None, as_json: Json
 def procedures_activate(
     task: Annotated[str, typer.Argument(help="The task at hand.")],
     user: UserOption,
-    agent: AgentOption,
+    agent: AgentOption = DEFAULT_AGENT,
     k: Annotated[int, typer.Option("-k", min=1, help="The most procedures to return.")] = 3,
     as_json: JsonOption = False,
     nl: NlOption = False,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,6 +27,10 @@ from mnemonite.cli._common import (
     say,
     table,
 )
+from mnemonite.scope import DEFAULT_AGENT
+
+if TYPE_CHECKING:
+    from mnemonite.server.auth import Door
 
 keys_app = typer.Typer(help="Create, list and revoke the server's API keys.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
@@ -45,16 +49,34 @@ def _extras(command: str) -> Iterator[None]:
         ) from None
 
 
+ReadOnlyOption = Annotated[
+    bool, typer.Option("--read-only", help="Nothing can change memory through this server, whatever a key allows.")
+]
+NoDestroyOption = Annotated[
+    bool,
+    typer.Option("--no-destroy", help="Nothing can be forgotten, purged or deleted through it; adding stays."),
+]
+
+
+def _door(read_only: bool, no_destroy: bool) -> Door:
+    from mnemonite.server.auth import Door
+
+    return Door(read_only=read_only, no_destroy=no_destroy)
+
+
 @app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on; beyond loopback only with an API key.")] = (
         "127.0.0.1"
     ),
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8765,
+    read_only: ReadOnlyOption = False,
+    no_destroy: NoDestroyOption = False,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Serve the HTTP API (OpenAPI document at /openapi.json) and MCP over streamable HTTP (at /mcp) until stopped.
+    """Serve the HTTP API (OpenAPI document at /openapi.json), MCP over streamable HTTP (at /mcp/) and the
+    inspector (at /ui/) until stopped.
 
     The memory must exist (a mistyped --db would serve a new, empty one that no API key opens):
     `mnemonite keys create --user USER --db PATH` makes it and its first key."""
@@ -65,14 +87,23 @@ def serve(
         from mnemonite.server import serve as run
     config = MemoryConfig.from_env(None, url=db or globals_().db)
 
+    base = f"http://{host}:{port}"
+    door = _door(read_only, no_destroy)
+    policy = door.policy
+
     def announce() -> None:
-        if not emit_one({"url": f"http://{host}:{port}", "mcp": f"http://{host}:{port}/mcp/"}, as_json=as_json):
-            err.print(f"serving {e(config.url)} on http://{e(host)}:{port} (MCP at /mcp/; Ctrl-C stops)")
+        doors = {"url": base, "mcp": f"{base}/mcp/", "ui": f"{base}/ui/", "openapi": f"{base}/openapi.json",
+                 "health": f"{base}/health", "policy": policy}  # fmt: skip
+        if not emit_one(doors, as_json=as_json):
+            err.print(f"serving {e(config.url)} on {e(base)} (Ctrl-C stops)\n  HTTP API   {e(base)}/v1/..."
+                      f" (OpenAPI at /openapi.json)\n  MCP        {e(base)}/mcp/\n  inspector  {e(base)}/ui/\n"
+                      f"  writes     {e(policy)}")  # fmt: skip
 
     try:
         asyncio.run(
-            run(None, host=host, port=port, config=config, log_level="warning", announce=announce, create=False)
-        )
+            run(None, host=host, port=port, config=config, log_level="warning", announce=announce, create=False,
+                door=door)
+        )  # fmt: skip
     except DatabaseNotFoundError as error:
         raise DatabaseNotFoundError(
             f"{error}; to start a new memory with a key: mnemonite keys create --user USER --db PATH"
@@ -82,20 +113,29 @@ def serve(
 @app.command()
 def mcp(
     user: UserOption,
-    agent: Annotated[str, typer.Option("--agent", "-a", help="Agent id the facts are kept under.")] = "mcp",
+    agent: Annotated[
+        str, typer.Option("--agent", "-a", help="Agent the tools act as (every door's default: assistant).")
+    ] = DEFAULT_AGENT,
     session: Annotated[
         str | None, typer.Option("--session", "-s", help="A conversation the tools search and log their calls in.")
     ] = None,
+    read_only: ReadOnlyOption = False,
+    no_destroy: NoDestroyOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Accepted for symmetry: stdout is the protocol.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Serve MCP over stdio for one user (for Claude Desktop, Cursor or any MCP host)."""
+    """Serve MCP over stdio for one user (for Claude Desktop, Cursor or any MCP host).
+
+    The tools act as --agent (default: assistant, as every door). Every tool is listed; fact_forget is
+    annotated destructive for the host to confirm. --read-only lists the reading tools only, --no-destroy
+    all but fact_forget."""
     from mnemonite.config import MemoryConfig
 
     with _extras("mcp"):
         from mnemonite.server.mcp import serve_stdio
     config = MemoryConfig.from_env(None, url=db or globals_().db)
-    asyncio.run(serve_stdio(config, user=user, agent=agent, session=session))
+    door = _door(read_only, no_destroy)
+    asyncio.run(serve_stdio(config, user=user, agent=agent, session=session, door=door))
 
 
 @keys_app.command("create")

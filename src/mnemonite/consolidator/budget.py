@@ -1,9 +1,10 @@
 """Consolidator tiers and budgets: which phases run, and how much language-model use a day may cost.
 
-The ceilings bound model use only. Rule-based work costs no tokens, so the default ``free``
-tier runs the rule-based light phase (the specification calls it "effectively a no-op"; here
-memory is kept tidy at zero cost, deliberately). A phase uses a model only when one is
-configured (``llm_url`` and the phase's model) and the day's budget allows the call.
+The ceilings bound model use only. Rule-based work costs no tokens, so every tier runs all three
+phases by rules (the specification's default ``free`` tier is "effectively a no-op"; here memory
+learns from the first conversation at zero cost, deliberately): a tier's phases are those a model
+may serve. A phase uses a model only when the tier lists it, one is configured (``llm_url`` and the
+phase's model) and the day's budget allows the call.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ OnExceed = Literal["pause", "log"]
 
 
 class TierDefaults(Model):
-    """One row of `CONSOLIDATOR_TIER_DEFAULTS` (``None``: the operator must set it, tier ``custom``)."""
+    """One row of `CONSOLIDATOR_TIER_DEFAULTS` (``None``: the operator must set it, tier ``custom``).
+
+    ``phases``: those a model may serve (the others, like every phase without a model, run by rules)."""
 
     phases: tuple[Phase, ...] | None
     max_tokens_per_day: int | None
@@ -65,8 +68,11 @@ _CADENCE: dict[str, dict[str, Any]] = {
 class ConsolidatorConfig(Model):
     """How the background consolidator runs (``MemoryConfig.consolidator``).
 
-    - ``tier``: a row of `CONSOLIDATOR_TIER_DEFAULTS`; ``phases``, ``max_tokens_per_day``,
-      ``max_cost_per_day`` and ``on_exceed`` override it (``custom`` requires both ceilings).
+    - ``tier``: a row of `CONSOLIDATOR_TIER_DEFAULTS`: which phases a model may serve, the ceilings and
+      ``on_exceed``; ``max_tokens_per_day``, ``max_cost_per_day`` and ``on_exceed`` override it (``custom``
+      requires both ceilings).
+    - ``phases``: the phases that run (default: all three, by rules where no model serves them); set, it also
+      limits model use to those phases.
     - ``on_exceed``: ``pause`` stops the phase when the next call would pass a ceiling (its jobs
       resume later, nothing half-applied); ``log`` logs it and finishes with the rule-based path.
     - ``llm_url`` (an OpenAI-compatible ``.../v1``), ``llm_api_key``, ``cheap_model`` (light and
@@ -125,7 +131,14 @@ class ConsolidatorConfig(Model):
 
     @property
     def enabled(self) -> tuple[Phase, ...]:
-        return self.phases if self.phases is not None else self.defaults.phases or ()
+        """The phases that run: ``phases``, else all three (rule-based ones cost nothing)."""
+        return self.phases if self.phases is not None else PHASES
+
+    @property
+    def model_phases(self) -> tuple[Phase, ...]:
+        """The phases a model may serve: those the tier lists (or ``phases``, when set), that run."""
+        listed = self.phases if self.phases is not None else self.defaults.phases or ()
+        return tuple(phase for phase in listed if phase in self.enabled)
 
     @property
     def token_ceiling(self) -> int:
@@ -142,8 +155,9 @@ class ConsolidatorConfig(Model):
         return self.on_exceed or self.defaults.on_exceed or "pause"
 
     def model_for(self, phase: Phase) -> str | None:
-        """The model a phase calls (None: rule-based; so is every phase of a tier whose ceilings are zero)."""
-        if not self.llm_url or self.token_ceiling == 0 or self.cost_ceiling == 0:
+        """The model a phase calls (None: rule-based; so is a phase the tier does not list, and every phase of
+        a tier whose ceilings are zero)."""
+        if not self.llm_url or self.token_ceiling == 0 or self.cost_ceiling == 0 or phase not in self.model_phases:
             return None
         return (self.deep_model or self.cheap_model) if phase == "deep" else self.cheap_model
 

@@ -92,6 +92,8 @@ class Consolidator:
         self._models = {phase: self._model(phase, provider) for phase in PHASES}
 
     def _model(self, phase: Phase, provider: LLMProvider | None) -> BudgetedModel | None:
+        if phase not in self.config.model_phases:
+            return None  # the tier keeps this phase rule-based
         if provider is not None:
             return BudgetedModel(provider, self.config, self._store)
         name = self.config.model_for(phase)
@@ -105,7 +107,8 @@ class Consolidator:
     async def run(
         self, phase: Phase | None = None, *, user: str | None = None, max_jobs: int | None = None
     ) -> list[PhaseReport]:
-        """Run one phase now (on demand, whatever the tier enables), or every phase the tier enables.
+        """Run one phase now (on demand), or every enabled phase (all three unless ``phases`` says otherwise;
+        those the tier gives no model run by rules, at no cost).
 
         ``user`` limits the work to one user's sessions; ``max_jobs`` to that many jobs per phase.
         A phase whose budget is spent under ``on_exceed="pause"`` stops with ``paused=True``; its
@@ -153,7 +156,8 @@ class Consolidator:
         usage = await self._store.usage(day)
         counts: list[JobCounts] = await self._store.job_counts()
         return ConsolidatorStatus(
-            tier=self.config.tier, phases=list(self.config.enabled), max_tokens_per_day=self.config.token_ceiling,
+            tier=self.config.tier, phases=list(self.config.enabled), model_phases=list(self.config.model_phases),
+            max_tokens_per_day=self.config.token_ceiling,
             max_cost_per_day=self.config.cost_ceiling, on_exceed=self.config.exceed,
             llm=self.config.llm_url if self._models["standard"] or self._models["light"] else None,
             day=day, usage=usage, tokens_today=sum(u.tokens for u in usage), cost_today=sum(u.cost for u in usage),

@@ -117,6 +117,7 @@ class ConsolidatorStatus(Model):
 
     tier: str
     phases: list[Phase]
+    model_phases: list[Phase]
     max_tokens_per_day: int
     max_cost_per_day: float
     on_exceed: Literal["pause", "log"]

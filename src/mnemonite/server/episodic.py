@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, Field, field_validator
 
+from mnemonite.errors import InvalidInputError, MemoryScopeError
 from mnemonite.models import Episode
 from mnemonite.models.base import Model
 from mnemonite.models.conflict import PurgeRecord
@@ -50,6 +51,20 @@ class EpisodeBatch(Model):
 
     episodes: list[Episode] = Field(min_length=1, max_length=1000)
 
+    @field_validator("episodes", mode="before")
+    @classmethod
+    def _each(cls, value: Any) -> Any:
+        """Each episode checked on its own, so that an error names which (``episodes.3.content: ...``)."""
+        if not isinstance(value, list):
+            return value
+        checked = []
+        for index, item in enumerate(value):
+            try:
+                checked.append(item if isinstance(item, Episode) else Episode.model_validate(item))
+            except InvalidInputError as error:
+                raise InvalidInputError(f"episodes.{index}.{str(error).removeprefix('invalid Episode: ')}") from None
+        return checked
+
 
 class Inserted(Model):
     """How many of the episodes were new (an identical episode stored again counts as none)."""
@@ -91,9 +106,14 @@ class PurgeBody(Model):
     derived: bool = False
 
 
-def _owned(call: Call[Any], episode: Episode) -> Episode:
-    """The episode under the caller's scope: a user or agent it carries must be the key's own."""
+def _owned(call: Call[Any], episode: Episode, where: str = "") -> Episode:
+    """The episode under the caller's scope: a user or agent it carries must be the key's own; a session, and an
+    agent unless the key is bound to one, are fields the body must hold (``where``: the body's path to it)."""
     scope = call.who.scope(user=episode.user, agent=episode.agent)
+    missing = [name for name, value in (("session", episode.session), ("agent", scope.agent)) if value is None]
+    if missing:
+        why = {"session": "the conversation it belongs to", "agent": "this API key is bound to no agent"}
+        raise MemoryScopeError("; ".join(f"{where}{name}: required ({why[name]})" for name in missing))
     return episode.in_scope(scope.user, None, scope.agent)
 
 
@@ -105,7 +125,7 @@ async def record(call: Call[Episode]) -> Episode:
 
 async def record_many(call: Call[EpisodeBatch]) -> Inserted:
     """Store many episodes in one transaction: all of them or none."""
-    batch = [_owned(call, episode) for episode in call.body.episodes]
+    batch = [_owned(call, episode, f"episodes.{i}.") for i, episode in enumerate(call.body.episodes)]
     return Inserted(inserted=await call.mem.episodic.put_many(batch))
 
 

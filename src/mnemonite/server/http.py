@@ -25,8 +25,9 @@ from mnemonite.errors import ConfigurationError, InsecureServerError
 from mnemonite.memory import Memory
 from mnemonite.models.base import Model
 from mnemonite.server import admin, episodic, graph, procedural, semantic, session, shared, tools, working
+from mnemonite.server.auth import OPEN, Door
 from mnemonite.server.mcp import authenticated, build_mcp
-from mnemonite.server.problems import HANDLERS, problem
+from mnemonite.server.problems import DOCS, HANDLERS, problem
 from mnemonite.server.ui import add_inspector
 from mnemonite.server.verbs import Verb, add_routes
 
@@ -59,6 +60,20 @@ class Liveness(Model):
     version: str
 
 
+class Doors(Model):
+    """What ``GET /`` answers: where each way into the memory is, and what this server lets through."""
+
+    name: str
+    version: str
+    api: str
+    openapi: str
+    mcp: str | None
+    ui: str | None
+    health: str
+    errors: str
+    policy: str
+
+
 def create_app(
     memory_url: str | None = None,
     *,
@@ -69,13 +84,15 @@ def create_app(
     mcp: bool = True,
     host: str = "127.0.0.1",
     ui: bool = True,
+    door: Door = OPEN,
 ) -> FastAPI:
     """The HTTP API over the memory at ``memory_url`` (opened when the app starts, closed when it stops),
     or over an open ``memory`` (left open). ``mcp=False`` leaves the MCP endpoint out; ``host`` is where
     the server listens (on loopback, the MCP endpoint also refuses other Host headers: DNS rebinding);
-    ``ui=False`` leaves the inspector's pages (``/ui``) out."""
+    ``ui=False`` leaves the inspector's pages (``/ui``) out; ``door`` is what every caller may do, whatever
+    its key allows (`Door`: read-only, or no destroying)."""
     holder: dict[str, Memory] = {}
-    mcp_server = build_mcp(lambda: holder["memory"]) if mcp else None
+    mcp_server = build_mcp(lambda: holder["memory"], door=door) if mcp else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -92,16 +109,22 @@ def create_app(
     app = FastAPI(title="mnemonite", version=__version__, lifespan=lifespan, exception_handlers=HANDLERS,
                   description="Layered long-term memory for AI agents, over HTTP.", docs_url=None,
                   redoc_url=None)  # fmt: skip
+    app.state.door = door
     add_routes(app, verbs)
     app.add_api_route("/health", _liveness, methods=["GET"], response_model=Liveness, tags=["health"],
                       summary="Whether the server answers (no API key needed).")  # fmt: skip
+    doors = Doors(name="mnemonite", version=__version__, api="/v1/", openapi="/openapi.json",
+                  mcp="/mcp/" if mcp else None, ui="/ui/" if ui else None, health="/health", errors=DOCS,
+                  policy=door.policy)  # fmt: skip
+    app.add_api_route("/", lambda: doors, methods=["GET"], response_model=Doors, tags=["health"],
+                      summary="Where each way in is (no API key needed).")  # fmt: skip
     if ui:
         add_inspector(app)
     if mcp_server is not None:
         endpoint = mcp_server.streamable_http_app(
             streamable_http_path="/", stateless_http=True, json_response=True, host=host
         )
-        app.mount("/mcp", authenticated(endpoint, lambda: holder["memory"]))
+        app.mount("/mcp", authenticated(endpoint, lambda: holder["memory"], door))
     app.openapi = lambda: openapi(app)  # type: ignore[method-assign]
     app.add_middleware(BodyLimit, limit=max_body_bytes)
     return app
@@ -193,12 +216,13 @@ async def serve(
     log_level: str = "info",
     announce: Callable[[], object] | None = None,
     create: bool = True,
+    door: Door = OPEN,
 ) -> None:
     """Serve the HTTP API (and MCP at ``/mcp``) until interrupted; see `check_exposure`.
 
     ``announce`` is called once the exposure check passed and the port is bound, before the server starts
     listening. ``create=False`` serves only an existing memory (`DatabaseNotFoundError`). A port another
-    process holds is `ConfigurationError`.
+    process holds is `ConfigurationError`. ``door``: see `create_app`.
     """
     import uvicorn
 
@@ -208,7 +232,7 @@ async def serve(
         with _bound(host, port) as sock:
             if announce is not None:
                 announce()
-            app = create_app(memory=mem, host=host)
+            app = create_app(memory=mem, host=host, door=door)
             server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on"))
             await server.serve(sockets=[sock])
     finally:

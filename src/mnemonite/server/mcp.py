@@ -30,15 +30,15 @@ from mnemonite.memory import Memory
 from mnemonite.models import Fact
 from mnemonite.models.blocks import Block
 from mnemonite.privacy import redact_record
+from mnemonite.scope import DEFAULT_AGENT
 from mnemonite.scope import Scope as MemoryScope
-from mnemonite.server.auth import Principal
-from mnemonite.server.problems import problem, status_of
+from mnemonite.server.auth import OPEN, Door, Principal
+from mnemonite.server.problems import problem, rpc_problem, status_of
 from mnemonite.tools import TOOLS
 from mnemonite.tools.export import mcp_tools
 
-__all__ = ["DEFAULT_AGENT", "authenticated", "build_mcp"]
+__all__ = ["authenticated", "build_mcp"]
 
-DEFAULT_AGENT = "mcp"  # the agent of what is written through a key bound to a user only
 Method = TypeVar("Method", bound=Callable[..., Awaitable[Any]])
 CALLER: ContextVar[Principal | None] = ContextVar("mnemonite_mcp_caller", default=None)
 LISTED = [MCPTool.model_validate(entry) for entry in mcp_tools(TOOLS.values())]
@@ -55,13 +55,14 @@ INSTRUCTIONS = (
 class MemoryServer(MCPServer):
     """An MCP server whose tools are the nine memory tools of the dispatcher, bound to each call's caller."""
 
-    def __init__(self, caller: Callable[[], tuple[Memory, Principal, MemoryScope]]) -> None:
+    def __init__(self, caller: Callable[[], tuple[Memory, Principal, MemoryScope]], door: Door) -> None:
         super().__init__("mnemonite", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
         self._caller = caller
+        self._listed = [tool for tool in LISTED if TOOLS[tool.name].guard in door.tiers]
 
     async def list_tools(self) -> list[MCPTool]:
-        """The nine memory tools, with the dispatcher's input and output schemas."""
-        return LISTED
+        """The memory tools the door runs, with the dispatcher's input and output schemas."""
+        return self._listed
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         spec = TOOLS.get(name)
@@ -73,7 +74,8 @@ class MemoryServer(MCPServer):
             mem, who, scope = self._caller()
         except MnemoniteError as error:
             return _failed(f"{type(error).__name__}: {error}")
-        result = await mem.tools.for_scope(scope, policy=who.policy()).call(name, arguments)
+        tools = mem.tools.for_scope(scope, policy=who.policy(), elsewhere=who.sees_every_agent)
+        result = await tools.call(name, arguments)
         return CallToolResult(content=[TextContent(text=result.content())], structured_content=result.output,
                               is_error=not result.ok)  # fmt: skip
 
@@ -82,12 +84,15 @@ def _failed(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=text)], is_error=True)
 
 
-def build_mcp(memory: Callable[[], Memory], caller: Principal | None = None, session: str | None = None) -> MCPServer:
+def build_mcp(
+    memory: Callable[[], Memory], caller: Principal | None = None, session: str | None = None, *, door: Door = OPEN
+) -> MCPServer:
     """The MCP server over the memory ``memory()`` returns; ``caller`` fixes the principal (stdio),
     else each HTTP request's key decides (see `authenticated`); ``session`` binds the tools to a
-    conversation (``conversation_search``, and each call logged in it)."""
+    conversation (``conversation_search``, and each call logged in it). The tools a ``door`` does not run
+    are left out of the list (and refused if called anyway)."""
     resources = _Resources(memory, caller)
-    server = MemoryServer(lambda: resources.bound(session))
+    server = MemoryServer(lambda: resources.bound(session), door)
     for uri, name, method in (
         ("mnemonite://blocks", "blocks", resources.blocks_resource),
         ("mnemonite://blocks/{label}", "block", resources.block_resource),
@@ -182,9 +187,11 @@ def _fact(fact: Fact) -> dict[str, Any]:
             "valid_to": fact.valid_to.isoformat() if fact.valid_to else None}  # fmt: skip
 
 
-def authenticated(app: ASGIApp, memory: Callable[[], Memory]) -> ASGIApp:
+def authenticated(app: ASGIApp, memory: Callable[[], Memory], door: Door = OPEN) -> ASGIApp:
     """``app`` (the streamable HTTP endpoint) behind API-key authentication: a request without an
-    active key is answered 401 with a problem-details body; otherwise its calls run as the key."""
+    active key is answered 401, with a problem-details body, or for an MCP client a JSON-RPC error carrying
+    them (so the SDK's client raises "AuthenticationError: ..." rather than a bare failure); otherwise its calls
+    run as the key, through ``door``."""
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -193,11 +200,13 @@ def authenticated(app: ASGIApp, memory: Callable[[], Memory]) -> ASGIApp:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         secret = headers.get("authorization", "").removeprefix("Bearer ").strip() or None
         try:
-            who = Principal.of_key(await memory().keys.authenticate(secret))
+            who = Principal.of_key(await memory().keys.authenticate(secret), door)
         except MnemoniteError as error:
             root, path = scope.get("root_path", ""), scope.get("path", "")
             path = path if path.startswith(root) else root + path  # Starlette keeps the mount's prefix in path
-            await problem(status_of(error), str(error), path, type(error).__name__)(scope, receive, send)
+            # an MCP client (it accepts an event stream) reads a JSON-RPC error; anyone else problem details
+            answer = rpc_problem if "text/event-stream" in headers.get("accept", "") else problem
+            await answer(status_of(error), str(error), path, type(error).__name__)(scope, receive, send)
             return
         token = CALLER.set(who)
         try:
@@ -208,9 +217,12 @@ def authenticated(app: ASGIApp, memory: Callable[[], Memory]) -> ASGIApp:
     return guarded
 
 
-async def serve_stdio(config: MemoryConfig, *, user: str, agent: str | None, session: str | None = None) -> None:
-    """Serve MCP over stdin/stdout for one (user, agent[, session]) until the host closes the pipe."""
-    caller = Principal.local(user, agent)
+async def serve_stdio(
+    config: MemoryConfig, *, user: str, agent: str | None, session: str | None = None, door: Door = OPEN
+) -> None:
+    """Serve MCP over stdin/stdout for one (user, agent[, session]) until the host closes the pipe; ``door``
+    leaves out the tools it does not run (`Door`)."""
+    caller = Principal.local(user, agent, door)
     caller.scope(session=session)  # a blank user, agent or session fails before anything is opened
     async with await Memory.open(config=config) as mem:
-        await build_mcp(lambda: mem, caller, session).run_stdio_async()
+        await build_mcp(lambda: mem, caller, session, door=door).run_stdio_async()

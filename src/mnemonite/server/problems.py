@@ -8,6 +8,7 @@ An unexpected exception is a 500 whose body says nothing about the server's insi
 from __future__ import annotations
 
 import logging
+import re
 from http import HTTPStatus
 from typing import Any
 
@@ -24,6 +25,8 @@ __all__ = ["HANDLERS", "problem", "status_of"]
 log = logging.getLogger("mnemonite.server")
 
 MEDIA_TYPE = "application/problem+json"
+_MODEL_PREFIX = re.compile(r"^invalid [A-Z][A-Za-z]*: ")
+RPC_REFUSED = -32001  # JSON-RPC: a server-defined error, here a request the HTTP layer refused
 DOCS = "https://mnemonite.github.io/mnemonite/errors/"
 
 # Most specific first: the first class an error is an instance of decides.
@@ -57,10 +60,23 @@ def status_of(error: BaseException) -> int:
 
 def problem(status: int, detail: str, instance: str, error: str, **extra: Any) -> Response:
     """A problem-details response."""
-    body = {"type": f"{DOCS}#{error.lower()}", "title": HTTPStatus(status).phrase, "status": status,
-            "detail": detail, "instance": instance, "error": error, **extra}  # fmt: skip
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return Response(orjson.dumps(body), status_code=status, media_type=MEDIA_TYPE, headers=headers)
+    return Response(orjson.dumps(_details(status, detail, instance, error, **extra)), status_code=status,
+                    media_type=MEDIA_TYPE, headers=headers)  # fmt: skip
+
+
+def rpc_problem(status: int, detail: str, instance: str, error: str) -> Response:
+    """The same problem for an MCP client: a JSON-RPC error (what the SDK's client raises with its message)
+    whose ``data`` holds the problem details, at the same status."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": RPC_REFUSED, "message": f"{error}: {detail}",
+                                                    "data": _details(status, detail, instance, error)}}  # fmt: skip
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
+def _details(status: int, detail: str, instance: str, error: str, **extra: Any) -> dict[str, Any]:
+    return {"type": f"{DOCS}#{error.lower()}", "title": HTTPStatus(status).phrase, "status": status,
+            "detail": detail, "instance": instance, "error": error, **extra}  # fmt: skip
 
 
 def _not_json(request: Request) -> Response | None:
@@ -86,8 +102,14 @@ async def on_library_error(request: Request, error: Exception) -> Response:
         return refused
     if status == 500:
         log.error("request %s failed: %s", request.url.path, error, exc_info=error)
-    detail = str(error) if status != 500 else "the server could not complete the request; see its log"
+    detail = _fields(str(error)) if status != 500 else "the server could not complete the request; see its log"
     return problem(status, detail, request.url.path, type(error).__name__)
+
+
+def _fields(detail: str) -> str:
+    """An error as the HTTP client reads it: the body's fields, not the library's model ("invalid Episode: content:
+    ..." is "content: ...")."""
+    return _MODEL_PREFIX.sub("", detail, count=1)
 
 
 async def on_http_error(request: Request, error: Exception) -> Response:

@@ -1,11 +1,12 @@
 """The nine memory tools over HTTP: the same dispatcher (`mem.tools.for_scope(scope).call`) MCP serves.
 
-``POST /v1/tools/{tool}`` runs one tool for the key's scope (its user, and its agent or the
-``agent`` the request names; ``session`` binds ``conversation_search`` and logs the call in that
-session: as that tool reads every participant's turns, only a key bound to the user alone may name
-one). The answer is the dispatcher's `ToolResult`, whose ``ok: false`` carries an error
+``POST /v1/tools/{tool}`` runs one tool for the key's scope: its user, and its agent, else the ``agent``
+the request names, else `DEFAULT_AGENT` (as every door). ``session`` binds ``conversation_search`` and
+logs the call in that session: as that tool reads every participant's turns, only a key bound to the
+user alone may name one. The answer is the dispatcher's `ToolResult`, whose ``ok: false`` carries an error
 written for a model; an HTTP failure is for the request itself: an unknown tool (404), a key
-that may not write calling a tool that changes memory (403), ``reveal`` without ``admin`` (403).
+that may not write calling a tool that changes memory, or a server started ``--read-only`` or
+``--no-destroy`` asked for a tool it does not run (403), ``reveal`` without ``admin`` (403).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Any
 
 from pydantic import Field
 
-from mnemonite.errors import MemoryScopeError, NotFoundError
+from mnemonite.errors import NotFoundError
 from mnemonite.models.base import Model
 from mnemonite.models.tools import ToolResult
+from mnemonite.scope import DEFAULT_AGENT
 from mnemonite.server.episodic import ScopeFields
 from mnemonite.server.verbs import Call, Verb
 from mnemonite.server.working import reveal_for
@@ -54,18 +56,13 @@ async def run_tool(call: Call[ToolBody]) -> ToolResult:
     spec = TOOLS.get(call.ids["tool"])
     if spec is None:
         raise NotFoundError(f"there is no memory tool named {call.ids['tool']!r}; use one of: {', '.join(TOOLS)}")
-    if spec.guard != "read":
-        call.who.require("write")
+    call.who.require_tier(spec.guard)
     b = call.body
     if b.session is not None:
         call.who.require_whole_user("conversation_search reads the turns of every agent taking part in the session")
     reveal = reveal_for(call, b.reveal)
-    scope = call.who.scope(user=b.user, agent=b.agent, session=b.session)
-    if scope.agent is None:
-        raise MemoryScopeError(
-            'the memory tools act for one agent: send "agent" in the body (this key is bound to no agent)'
-        )
-    toolset = call.mem.tools.for_scope(scope, policy=call.who.policy())
+    scope = call.who.scope(user=b.user, agent=b.agent or call.who.agent or DEFAULT_AGENT, session=b.session)
+    toolset = call.mem.tools.for_scope(scope, policy=call.who.policy(), elsewhere=call.who.sees_every_agent)
     return await toolset.call(spec.name, b.arguments, reveal=reveal)
 
 

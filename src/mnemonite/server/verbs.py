@@ -72,6 +72,16 @@ class Verb:
         return [part[1:-1] for part in self.path.split("/") if part.startswith("{")]
 
     @property
+    def changes(self) -> bool:
+        """Whether the verb changes memory (a read-only server refuses it)."""
+        return self.can == "write" or (self.can == "admin" and self.method != "GET")
+
+    @property
+    def destroys(self) -> bool:
+        """Whether the verb forgets, deletes or purges something (a server that does not destroy refuses it)."""
+        return self.method == "DELETE" or self.path.endswith("/purge")
+
+    @property
     def summary(self) -> str:
         return (inspect.getdoc(self.handler) or self.name).split("\n", 1)[0]
 
@@ -109,14 +119,16 @@ async def principal(
     validated, so a caller without an active key learns nothing, not even what a body should hold)."""
     mem: Memory = request.app.state.memory
     key = await mem.keys.authenticate(credentials.credentials if credentials is not None else None)
-    return Principal.of_key(key)
+    return Principal.of_key(key, request.app.state.door)
 
 
-def caller(can: Capability) -> Callable[..., Awaitable[Principal]]:
-    """A dependency: the caller, who must hold ``can`` (checked before the body is validated too)."""
+def caller(verb: Verb) -> Callable[..., Awaitable[Principal]]:
+    """A dependency: the caller, who must hold the verb's capability, through a door that runs the verb
+    (checked before the body is validated too)."""
 
     async def allowed(who: Annotated[Principal, Depends(principal)]) -> Principal:
-        who.require(can)
+        who.require(verb.can)
+        who.door.check(changes=verb.changes, destroys=verb.destroys)
         return who
 
     return allowed
@@ -133,7 +145,7 @@ def _endpoint(verb: Verb) -> Callable[..., Awaitable[Response]]:
     params = [
         inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request),
         inspect.Parameter(
-            "who", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[Principal, Depends(caller(verb.can))]
+            "who", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[Principal, Depends(caller(verb))]
         ),
     ]
     params += [

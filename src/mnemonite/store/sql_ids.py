@@ -25,17 +25,26 @@ def like_prefix(prefix: str) -> str:
     return f"{escaped}%"
 
 
-async def resolve_id(db: Connection, kind: IdKind, prefix: str) -> str:
-    """The one id of ``kind`` equal to or starting with ``prefix``."""
+async def resolve_id(
+    db: Connection, kind: IdKind, prefix: str, user: str | None = None, agent: str | None = None
+) -> str:
+    """The one id of ``kind`` equal to or starting with ``prefix``; among ``user``'s records (and ``agent``'s)
+    when given, so that neither the match nor the candidates of an ambiguous prefix reach beyond them."""
     table = _TABLES.get(kind)
     if table is None:
         raise InvalidInputError(f"kind must be one of {', '.join(_TABLES)}, got {kind!r}")
     if not prefix:
         raise InvalidInputError(f"an empty {kind} id matches every {kind}: give at least one character")
+    if (user is not None or agent is not None) and kind == "rule":
+        raise InvalidInputError("rules belong to the whole memory: resolve a rule id without a user or agent")
+    where, params = "id LIKE ? ESCAPE '\\'", [like_prefix(prefix)]
+    for column, value in (("user_id", user), ("agent_id", agent)):
+        if value is not None:
+            where, params = f"{where} AND {column} = ?", [*params, value]
     rows = list(
         await db.execute_fetchall(
-            f"SELECT id FROM {table} WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",  # fixed names
-            (like_prefix(prefix), _SHOWN + 1),
+            f"SELECT id FROM {table} WHERE {where} ORDER BY id LIMIT ?",  # fixed names and columns
+            (*params, _SHOWN + 1),
         )
     )
     ids = [str(row[0]) for row in rows]
@@ -53,7 +62,8 @@ class IdMethods:
     def _sql_read(self) -> AbstractAsyncContextManager[Connection]:
         raise NotImplementedError
 
-    async def resolve_id(self, kind: IdKind, prefix: str) -> str:
-        """The full id of the one ``kind`` record whose id is or starts with ``prefix``."""
+    async def resolve_id(self, kind: IdKind, prefix: str, user: str | None = None, agent: str | None = None) -> str:
+        """The full id of the one ``kind`` record (of ``user`` and ``agent``, when given) whose id is or starts
+        with ``prefix``."""
         async with self._sql_read() as db:
-            return await resolve_id(db, kind, prefix)
+            return await resolve_id(db, kind, prefix, user, agent)

@@ -7,6 +7,7 @@ holds a `Reveal`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,8 @@ from mnemonite.tools.reach import ToolMemory
 __all__ = ["TOOLS", "ToolSpec"]
 
 Runner = Callable[[ToolMemory, Scope, Any, Reveal | None], Awaitable[s.ToolOutput]]
+# A read that found nothing: where else (which other agents of the user) matching records lie, as a hint.
+Elsewhere = Callable[[ToolMemory, Scope, Any, s.ToolOutput], Awaitable[str | None]]
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class ToolSpec:
     guard: GuardTier
     side_effect: SideEffect
     run: Runner
+    elsewhere: Elsewhere | None = None
 
 
 class NoSessionError(InvalidInputError):
@@ -88,6 +92,24 @@ async def _fact_search(mem: ToolMemory, scope: Scope, args: s.FactSearchInput, r
     )
 
 
+async def _facts_elsewhere(mem: ToolMemory, scope: Scope, args: s.FactSearchInput, found: s.ToolOutput) -> str | None:
+    if not isinstance(found, s.FactSearchOutput) or found.facts:
+        return None
+    hits = await mem.semantic.search(Scope(user=scope.user), args.query, args.k)
+    return _elsewhere("facts", scope, [hit.record.agent for hit in hits if isinstance(hit.record, Fact)])
+
+
+def _elsewhere(kind: str, scope: Scope, agents: list[str | None]) -> str | None:
+    """The hint of a read that found nothing under its agent while other agents of the user hold matches."""
+    held = Counter(agent for agent in agents if agent and agent != scope.agent)
+    if not held:
+        return None
+    where = ", ".join(f"{agent!r} ({count})" for agent, count in held.most_common(5))
+    return (f"no {kind} of this user under agent {scope.agent!r}, the agent these tools act as; matching {kind} are"
+            f" kept under other agents: {where}. The host chooses the agent (e.g. `mnemonite mcp --agent NAME`, or"
+            " an API key bound to that agent).")  # fmt: skip
+
+
 def _fact_hit(fact: Fact, score: float, reveal: Reveal | None) -> s.FactHit:
     text = redact_record(fact, reveal).text  # a recognised secret reads as "[secret: PIN]", a tagged one as a marker
     return s.FactHit.model_construct(
@@ -113,6 +135,15 @@ async def _recall_episodes(
 ) -> s.ToolOutput:
     recalled = await mem.episodic.recall(_agent_scope(scope), args.query, args.k)
     return s.RecallEpisodesOutput(episodes=[_episode_hit(item, reveal) for item in recalled])
+
+
+async def _episodes_elsewhere(
+    mem: ToolMemory, scope: Scope, args: s.RecallEpisodesInput, found: s.ToolOutput
+) -> str | None:
+    if not isinstance(found, s.RecallEpisodesOutput) or found.episodes:
+        return None
+    recalled = await mem.episodic.recall(Scope(user=scope.user), args.query, args.k)
+    return _elsewhere("episodes", scope, [item.episode.agent for item in recalled])
 
 
 def _episode_hit(item: RecalledEpisode, reveal: Reveal | None) -> s.EpisodeHit:
@@ -157,7 +188,7 @@ TOOLS: dict[str, ToolSpec] = {
                  _fact_remember),
         ToolSpec("fact_search", "semantic", "Search long-term facts by meaning and keywords. Returns the best"
                  " matching current facts with their ids.", s.FactSearchInput, s.FactSearchOutput, "read",
-                 "read_only", _fact_search),
+                 "read_only", _fact_search, _facts_elsewhere),
         ToolSpec("fact_supersede", "semantic", "Replace a fact that is no longer true by what is true now. The"
                  " old fact is kept in history. Get the id from fact_search.", s.FactSupersedeInput,
                  s.FactSupersedeOutput, "rewrite", "write", _fact_supersede),
@@ -166,7 +197,7 @@ TOOLS: dict[str, ToolSpec] = {
                  "destroy", "destructive", _fact_forget),
         ToolSpec("recall_episodes", "episodic", "Recall past events and conversations, ranked by relevance to"
                  " the query, recency and importance.", s.RecallEpisodesInput, s.RecallEpisodesOutput, "read",
-                 "read_only", _recall_episodes),
+                 "read_only", _recall_episodes, _episodes_elsewhere),
         ToolSpec("conversation_search", "session", "Search the messages of the current conversation (every"
                  " participant's) by keywords, e.g. to find what was said earlier.", s.ConversationSearchInput,
                  s.ConversationSearchOutput, "read", "read_only", _conversation_search),

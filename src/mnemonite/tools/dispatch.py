@@ -148,6 +148,7 @@ class ToolSet:
     audit: AuditWriter
     scope: Scope
     policy: GuardPolicy = field(default_factory=GuardPolicy)
+    elsewhere: bool = True
 
     @property
     def names(self) -> list[str]:
@@ -207,6 +208,13 @@ class ToolSet:
             return "denied", denied, secret
         try:
             output = await spec.run(self.memory, self.scope, args, reveal)
+            hint = (
+                await spec.elsewhere(self.memory, self.scope, args, output)
+                if self.elsewhere and spec.elsewhere
+                else None
+            )
+            if hint:
+                output = output.model_copy(update={"hint": hint})
         except MnemoniteError as error:
             return "error", _tool_error(error), secret
         except Exception as error:  # a model must get a result, never a traceback
@@ -348,11 +356,15 @@ class Tools:
         self._store = store
         self._audit = AuditWriter(store)
 
-    def for_scope(self, scope: Scope, *, policy: GuardPolicy | None = None) -> ToolSet:
-        """The tools bound to ``scope`` (a user and an agent; a session too for conversation_search)."""
+    def for_scope(self, scope: Scope, *, policy: GuardPolicy | None = None, elsewhere: bool = True) -> ToolSet:
+        """The tools bound to ``scope`` (a user and an agent; a session too for conversation_search).
+
+        ``elsewhere``: a search that finds nothing under the agent while other agents of the user hold matching
+        records says which (agents and counts, no content) in its ``hint``; False for a caller that must not
+        learn of the user's other agents."""
         if not isinstance(scope, Scope) or scope.agent is None:
             raise MemoryScopeError("tools are bound to Scope(user=..., agent=...[, session=...])")
-        return ToolSet(self._memory, self._audit, scope, policy or GuardPolicy())
+        return ToolSet(self._memory, self._audit, scope, policy or GuardPolicy(), elsewhere)
 
     async def calls(self, scope: Scope | str, *, limit: int = 100) -> list[ToolCall]:
         """The audit rows of a user's (and agent's) tool calls, newest first."""

@@ -39,6 +39,7 @@ __all__ = [
 MAX_TEXT = 20_000
 MAX_QUERY = 2_000
 Label = Field(min_length=1, max_length=200, description="The block's label, as shown in your prompt (e.g. 'human').")
+HINT = "Present only when nothing was found here but other agents of the user hold matches: says where."
 Id = Field(min_length=1, max_length=256, description="The fact's id, as returned by fact_search or fact_remember.")
 
 
@@ -125,6 +126,7 @@ class FactHit(ToolOutput):
 
 class FactSearchOutput(ToolOutput):
     facts: list[FactHit]
+    hint: str | None = Field(default=None, exclude_if=lambda hint: hint is None, description=HINT)
 
 
 class FactSupersedeInput(ToolInput):
@@ -171,6 +173,7 @@ class EpisodeHit(ToolOutput):
 
 class RecallEpisodesOutput(ToolOutput):
     episodes: list[EpisodeHit]
+    hint: str | None = Field(default=None, exclude_if=lambda hint: hint is None, description=HINT)
 
 
 class ConversationSearchInput(ToolInput):

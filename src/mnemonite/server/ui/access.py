@@ -64,7 +64,7 @@ def _secret(request: Request) -> str | None:
 async def viewer(request: Request) -> Viewer:
     """The viewer of a request; `AuthenticationError` without a valid key."""
     mem: Memory = request.app.state.memory
-    who = Principal.of_key(await mem.keys.authenticate(_secret(request)))
+    who = Principal.of_key(await mem.keys.authenticate(_secret(request)), request.app.state.door)
     agent = text(request, "agent", 256) or who.agent  # none named: every agent the key may read
     who.scope(agent=agent)  # another agent than the key's is refused here, before anything is read
     return Viewer(mem, who, agent)

@@ -39,7 +39,7 @@ async def _approve(request: Request, v: Viewer) -> Response:
 
 async def _reject(request: Request, v: Viewer) -> Response:
     """Drop a pending fact: it is forgotten (a delete delta in the audit log), kept for replay."""
-    v.who.require("write")
+    v.who.require_tier("destroy")
     await form(request)
     fact = await v.who.fact(v.mem, request.path_params["fact_id"])
     if fact.status != "pending":
