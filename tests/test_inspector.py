@@ -22,7 +22,7 @@ from mnemonite.errors import FactConflictError, NotFoundError
 from mnemonite.models import Fact
 from mnemonite.models.conflict import JudgeVerdict
 from mnemonite.server import create_app
-from mnemonite.server.ui.drawing import WIDTH, Axis, bars, on_rings
+from mnemonite.server.ui.drawing import WIDTH, Axes, Axis, axes_for, bars, on_rings
 from ui_browser import chromium_path
 
 ALEX = Scope(user="alex", agent="a")
@@ -136,9 +136,9 @@ def test_bars_close_where_the_fact_was_closed() -> None:
     fact = Fact(id="f", rule_id="r", confidence=1.0, promotion_ts=t0, text="x", user="u", agent="a",
                 valid_from=t0 + 10 * day, valid_to=t0 + 30 * day,
                 recorded_at=t0 + 50 * day, superseded_at=t0 + 60 * day, status="superseded")  # fmt: skip
-    drawn = bars(axis, fact, now=t0 + timedelta(days=100))
-    assert (drawn.valid_x, drawn.valid_w, drawn.valid_open) == (100.0, 200.0, False)
-    assert (drawn.believed_x, drawn.believed_w, drawn.believed_open) == (500.0, 100.0, False)
+    drawn = bars(Axes(axis, axis), fact, now=t0 + timedelta(days=100))
+    assert (drawn.valid_x, drawn.valid_w, drawn.valid_open) == (10.0, 20.0, False)
+    assert (drawn.believed_x, drawn.believed_w, drawn.believed_open) == (50.0, 10.0, False)
     placed = on_rings("c", {"c": 0, "a": 1, "b": 1, "z": 2})
     assert [(p.id, p.ring) for p in placed] == [("c", 0), ("a", 1), ("b", 1), ("z", 2)]
     assert all(0 <= p.x <= 600 and 0 <= p.y <= 600 for p in placed)
@@ -277,5 +277,35 @@ def test_ticks_never_pass_the_axis_end_where_rounded_steps_would() -> None:
     """A step is rounded to a microsecond: five of them could pass the end, past year 9999 an OverflowError."""
     end = datetime.max.replace(tzinfo=UTC)
     ticks = Axis(end - timedelta(microseconds=3), end).ticks()
-    assert len(ticks) == 6 and ticks[-1] == (WIDTH, end)
+    assert len(ticks) == 5 and ticks[-1] == (WIDTH, end)
     assert [moment for _, moment in ticks] == sorted(moment for _, moment in ticks)
+
+
+def test_each_clock_has_its_own_axis() -> None:
+    """A fact about last year recorded a second ago: one shared axis drew its belief as a sliver at the end."""
+    now = datetime(2026, 11, 28, 12, tzinfo=UTC)
+    fact = Fact(id="f", rule_id="r", confidence=1.0, promotion_ts=now, text="x", user="u", agent="a",
+                valid_from=now - timedelta(days=365), recorded_at=now - timedelta(seconds=1))  # fmt: skip
+    axes = axes_for([fact], now, as_of=now - timedelta(seconds=2))
+    assert axes.world.start < now - timedelta(days=365) and axes.world.end > now
+    assert now - timedelta(seconds=4) < axes.belief.start < now - timedelta(seconds=2) < now < axes.belief.end
+    drawn = bars(axes, fact, now)
+    assert drawn.valid_w > 90 and drawn.believed_w > 20  # in percent of each axis
+
+
+@pytest.mark.parametrize(
+    ("span", "reads"),
+    [
+        (timedelta(days=400), ["2026-01-01", "2026-04-11", "2026-07-20", "2026-10-28", "2027-02-05"]),
+        (timedelta(days=1), ["2026-01-01 00:00", "06:00", "12:00", "18:00", "2026-01-02 00:00"]),
+        (timedelta(hours=3), ["2026-01-01 00:00", "00:45", "01:30", "02:15", "03:00"]),
+        (timedelta(minutes=2), ["2026-01-01 00:00:00", "00:00:30", "00:01:00", "00:01:30", "00:02:00"]),
+        (timedelta(seconds=2), ["2026-01-01 00:00:00.000", "00:00:00.500", "00:00:01.000", "00:00:01.500",
+                                "00:00:02.000"]),
+    ],
+)  # fmt: skip
+def test_tick_labels_tell_every_tick_apart(span: timedelta, reads: list[str]) -> None:
+    """A fact page spanning one day labelled six ticks with the same date: a short span reads as times of day."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    labels = Axis(start, start + span).labels()
+    assert [f"{t.day} {t.clock}".strip() for t in labels] == reads

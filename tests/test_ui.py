@@ -5,15 +5,17 @@ revoked mid-session and a huge record. Screenshots go to build/ui-screenshots/."
 from __future__ import annotations
 
 import io
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, StorageState, expect
 from rich.console import Console
 
 from live_server import running
@@ -111,6 +113,20 @@ def dialogs() -> list[str]:
     return []
 
 
+@pytest.fixture(scope="module")
+def sam_cookie(browser: Browser, site: Site) -> StorageState:
+    """The login of Sam's full key, done once: the tests of what a page draws start from it."""
+    page = open_as(browser, site, "sam", [])
+    state = page.context.storage_state()
+    page.context.close()
+    return state
+
+
+def as_sam(browser: Browser, site: Site, cookie: StorageState, **options: object) -> Page:
+    """A fresh browser context already logged in with Sam's full key."""
+    return browser.new_context(base_url=site.url, storage_state=cookie, **options).new_page()  # type: ignore[arg-type]
+
+
 def open_as(browser: Browser, site: Site, key: str, dialogs: list[str], **options: object) -> Page:
     """A fresh browser context, logged in through the form with ``key``."""
     context = browser.new_context(base_url=site.url, **options)  # type: ignore[arg-type]
@@ -161,10 +177,29 @@ def test_superseded_fact_is_drawn_closed_at_the_right_time(browser: Browser, sit
     expect(row.locator(".valid-text")).to_have_text(f"{when(lisbon.valid_from)} → {when(lisbon.valid_to)}")
     expect(row.locator(".believed-text")).to_have_text(f"{when(lisbon.recorded_at)} → {when(lisbon.superseded_at)}")
     assert lisbon.valid_to is not None and lisbon.valid_to.date().isoformat() == "2026-05-18"
-    assert row.locator("rect.valid.open").count() == 0 and row.locator("rect.believed.open").count() == 0
+    assert row.locator("g.valid.open").count() == 0 and row.locator("g.believed.open").count() == 0
     current = page.locator("tr.fact.active", has_text="Vila Nova de Gaia")
-    assert current.locator("rect.valid.open").count() == 1
+    assert current.locator("g.valid.open").count() == 1
     shot(page, "facts")
+
+
+CLOCKS = {"valid": "valid_at", "believed": "as_of"}  # the query parameter each axis replays
+
+
+def _moment_of(page: Page, name: str) -> datetime:
+    value = parse_qs(urlsplit(page.url).query)[name][0]
+    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+
+def _click_at(page: Page, kind: str, moment: datetime) -> None:
+    """Click the ``kind`` axis ("valid" or "believed") of "Facts over time" where ``moment`` lies."""
+    head = page.locator(f"#facts th[data-axis={kind}]")
+    start, end = (datetime.fromisoformat(head.get_attribute(f"data-{edge}") or "") for edge in ("start", "end"))
+    axis = head.locator("svg.axis")
+    box = axis.bounding_box()
+    assert box is not None
+    axis.click(position={"x": box["width"] * ((moment - start) / (end - start)), "y": 3})
+    page.wait_for_url(re.compile(f"[?&]{CLOCKS[kind]}=[^&]"))
 
 
 def test_as_of_control_replays_what_memory_believed(browser: Browser, site: Site, dialogs: list[str]) -> None:
@@ -177,18 +212,142 @@ def test_as_of_control_replays_what_memory_believed(browser: Browser, site: Site
     facts = page.locator("#facts")
     expect(facts).to_contain_text("green tea")  # every fact, the superseded one too
     page.fill("#as-of", between.strftime("%Y-%m-%dT%H:%M:%S"))
-    page.click("#as-of-form button")
-    expect(page.locator("#as-of-banner")).to_contain_text(when(between))
+    page.click("#replay-form button")
+    expect(page.locator("#replay-banner")).to_contain_text(f"What memory believed at {when(between)} (system time)")
     expect(facts).to_contain_text("Sam drinks green tea every morning")
     expect(facts).not_to_contain_text("oolong")
     assert facts.locator("line.marker").count() == facts.locator("tbody tr.fact").count() > 0
+    assert facts.locator("svg[data-axis=valid] line.marker").count() == 0  # the line is on the clock replayed
     shot(page, "facts-as-of")
     page.fill("#as-of", datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S"))
-    page.click("#as-of-form button")
+    page.click("#replay-form button")
     expect(facts).to_contain_text("Sam drinks oolong tea every morning")
     expect(facts).not_to_contain_text("green tea")
-    page.locator("svg.axis").first.click(position={"x": 1, "y": 3})  # the script: the axis's start
-    expect(page.locator("#as-of-banner")).to_contain_text(": 0 facts")
+    page.locator("#facts th[data-axis=believed] svg.axis").click(position={"x": 1, "y": 3})  # the script
+    expect(page.locator("#replay-banner")).to_contain_text(": 0 facts")  # before the first belief: nothing
+
+
+def test_a_click_on_the_system_time_axis_shows_what_memory_believed_then(
+    browser: Browser, site: Site, sam_cookie: StorageState
+) -> None:
+    with site.memory() as mem:
+        old, new = mem.semantic.get(site.ids["tea_old"]), mem.semantic.get(site.ids["tea_new"])
+    page = as_sam(browser, site, sam_cookie)
+    page.goto("/ui/facts")
+    _click_at(page, "believed", old.recorded_at + (new.recorded_at - old.recorded_at) / 2)
+    clicked = _moment_of(page, "as_of")
+    assert old.recorded_at < clicked < new.recorded_at and "valid_at=&" in page.url + "&"
+    with site.memory() as mem:
+        believed = mem.semantic.facts("sam", as_of=clicked, limit=1000)
+    banner = page.locator("#replay-banner")
+    expect(banner).to_have_attribute("data-clock", "believed")
+    expect(banner).to_contain_text(f"What memory believed at {when(clicked)} (system time): {len(believed)} facts")
+    expect(page.locator("#facts tbody tr.fact")).to_have_count(len(believed))
+    expect(page.locator("#facts")).to_contain_text("Sam drinks green tea every morning")
+    expect(page.locator("#facts")).not_to_contain_text("oolong")
+
+
+def test_a_click_on_the_world_time_axis_shows_what_was_true_then(
+    browser: Browser, site: Site, sam_cookie: StorageState
+) -> None:
+    """Valid from March to May in the demo's world, recorded today: a world-time click in April (replayed as
+    system time, it was 0 facts) shows what was true in April as memory holds it now."""
+    page = as_sam(browser, site, sam_cookie)
+    page.goto("/ui/facts")
+    _click_at(page, "valid", datetime(2026, 4, 10, tzinfo=UTC))  # a pixel is most of a day here
+    clicked = _moment_of(page, "valid_at")
+    assert datetime(2026, 3, 3, tzinfo=UTC) < clicked < datetime(2026, 5, 17, tzinfo=UTC)
+    assert "as_of=&" in page.url + "&"
+    with site.memory() as mem:
+        true_then = mem.semantic.facts("sam", valid_at=clicked, limit=1000)
+    assert len(true_then) == 3  # Lisbon, vegetarian, the job at Acme
+    banner = page.locator("#replay-banner")
+    expect(banner).to_have_attribute("data-clock", "valid")
+    expect(banner).to_contain_text(f"What was true at {when(clicked)} (world time), as memory holds it now: 3 facts")
+    rows = page.locator("#facts tbody tr.fact")
+    expect(rows).to_have_count(3)
+    for fact in true_then:
+        expect(page.locator(f"tr[data-id='{fact.id}']")).to_contain_text(fact.text)
+    expect(page.locator("#facts")).not_to_contain_text("Figma")  # that job began in July
+    assert page.locator("#facts svg[data-axis=valid] line.marker").count() == 3
+    assert page.locator("#facts svg[data-axis=believed] line.marker").count() == 0
+    shot(page, "facts-valid-at")
+
+
+def test_belief_bars_are_never_slivers(browser: Browser, site: Site, sam_cookie: StorageState) -> None:
+    """Beliefs held a second among months of world time were drawn under 1 px wide."""
+    page = as_sam(browser, site, sam_cookie)
+    page.goto("/ui/facts")
+    widths = page.evaluate(
+        """kind => [...document.querySelectorAll(`#facts td svg[data-axis=${kind}]`)].map(svg => {
+             const boxes = [...svg.querySelectorAll("rect")].map(rect => rect.getBoundingClientRect());
+             return Math.max(...boxes.map(b => b.right)) - Math.min(...boxes.map(b => b.left));
+           })""",
+        "believed",
+    )
+    assert len(widths) == page.locator("#facts tbody tr.fact").count() > 10
+    assert min(widths) >= 6, widths
+    green = page.locator(f"tr[data-id='{site.ids['tea_old']}'] svg[data-axis=believed] rect").first.bounding_box()
+    assert green is not None and green["width"] > 6  # held for a second: more than the floor on a seconds axis
+
+
+def test_ticks_of_a_short_span_tell_the_time_of_day(browser: Browser, site: Site, sam_cookie: StorageState) -> None:
+    """The tea fact's chain lies within a few seconds: its ticks were six times the same date."""
+    page = as_sam(browser, site, sam_cookie)
+    page.goto(f"/ui/facts/{site.ids['tea_new']}")
+    for kind in ("valid", "believed"):
+        labels = page.locator(f"#chain th[data-axis={kind}] .tick").all_inner_texts()
+        assert len(labels) == len(set(labels)) == 5, labels
+        assert all(":" in label for label in labels), labels  # a time of day on each
+        assert sum(label.count("-") for label in labels) == 2, labels  # the date once, where it starts
+    page.goto("/ui/facts")  # the demo's world time spans months: dates, each once
+    labels = page.locator("#facts th[data-axis=valid] .tick").all_inner_texts()
+    assert len(set(labels)) == 5 and not any(":" in label for label in labels), labels
+
+
+def test_lineage_names_facts_by_their_text(browser: Browser, site: Site, sam_cookie: StorageState) -> None:
+    with site.memory() as mem:
+        home = mem.semantic.facts(SAM, predicate="lives in")[0]
+        [edge] = [e for e in mem.semantic.lineage(home.id) if e.new_id == home.id]
+        replaced = mem.semantic.get(edge.old_id)
+    page = as_sam(browser, site, sam_cookie)
+    page.goto(f"/ui/facts/{home.id}")
+    lineage = page.locator("#lineage")
+    expect(lineage).to_contain_text(f"{home.text} (this fact) SUPERSEDES {replaced.text}")
+    older = lineage.locator(f"a.named[data-id='{replaced.id}']")
+    expect(older).to_have_text(replaced.text)
+    expect(older).to_have_attribute("title", f"fact {replaced.id}")
+    assert re.search(r"[0-9a-f]{32}", lineage.inner_text()) is None  # no bare id shown in place of a text
+    older.click()
+    expect(page.locator("#statement")).to_have_text(replaced.text)
+
+
+# Each stage and zone cell of the decisions: its text, its lines as drawn (the bottoms of its text's boxes), its title.
+IDENTIFIERS = """() => [...document.querySelectorAll("#decisions td[data-label=stage], #decisions td[data-label=zone]")]
+  .map(cell => {
+    const lines = new Set();
+    const texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = texts.nextNode(); node; node = texts.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      for (const box of range.getClientRects()) if (box.width > 0) lines.add(Math.round(box.bottom));
+    }
+    return [cell.innerText, lines.size, cell.querySelector("[title]")?.title ?? null];
+  })"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_identifiers_in_the_conflict_table_are_never_broken(
+    browser: Browser, site: Site, sam_cookie: StorageState, width: int
+) -> None:
+    """``subject_predicate`` and ``CONFLICT_CHECK`` broke mid-word (overflow-wrap: anywhere on every cell)."""
+    page = as_sam(browser, site, sam_cookie, viewport={"width": width, "height": 900})
+    page.goto("/ui/conflicts")
+    cells = page.evaluate(IDENTIFIERS)
+    assert len(cells) > 10 and {"subject_predicate", "CONFLICT_CHECK"} <= {text for text, _, _ in cells}
+    assert [(text, lines) for text, lines, _ in cells] == [(text, 1) for text, _, _ in cells]
+    assert all(title == text for text, _, title in cells if text.isidentifier())  # the whole id, when cut
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
 def test_fact_page_shows_chain_lineage_and_sources(browser: Browser, site: Site, dialogs: list[str]) -> None:
