@@ -1,4 +1,5 @@
-"""A local OpenAI-compatible chat server for the consolidator's tests: scripted answers, usage, errors, delays."""
+"""A local chat-model server for the tests: scripted OpenAI-compatible answers (or any raw body), usage, errors,
+delays."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ class Script:
 
     answer: Callable[[dict[str, Any]], Answer]
     requests: list[dict[str, Any]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # each request's path, and its headers, in order
+    headers: list[dict[str, str]] = field(default_factory=list)
 
     def prompts(self) -> list[str]:
         return [m["content"] for body in self.requests for m in body["messages"]]
@@ -40,6 +43,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         script: Script = self.server.script  # type: ignore[attr-defined]
         script.requests.append(body)
+        script.paths.append(self.path)
+        script.headers.append({name.lower(): value for name, value in self.headers.items()})
         answer = script.answer(body)
         time.sleep(answer.delay)
         if answer.raw is not None:
@@ -66,7 +71,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 @contextmanager
 def llm_server(answer: Callable[[dict[str, Any]], Answer]) -> Iterator[tuple[str, Script]]:
-    """Serves ``/v1/chat/completions`` on loopback; yields the base URL and the `Script`."""
+    """Answers every POST on loopback (``/v1/chat/completions``, ``/v1/messages``); yields the base URL and `Script`."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True
     script = Script(answer)
