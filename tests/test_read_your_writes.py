@@ -74,12 +74,12 @@ async def test_past_the_bound_the_best_full_text_candidates_are_embedded(lagging
     await mem.episodic.put_many(
         [ep(f"n{i}", text, minutes=i) for i, text in enumerate(texts)], user="alex", session="s", agent="a"
     )
-    bounded = SearchOptions(embed_pending=3, embed_head=2)
+    bounded = SearchOptions(embed_pending=3, embed_head=2, embed_seconds=0)  # no time to embed the backlog itself
     hits = await mem.search(ALEX, "garden shed", k=10, options=bounded)
     assert counting.embedded == 2  # seven pending > three: only the two best full-text candidates
     with_vectors = [h for h in hits if h.cosine is not None]
     assert len(with_vectors) == 2 and {h.fulltext_rank for h in with_vectors} == {1, 2}
-    assert (await mem.health()).pending_embeddings == 5
+    assert (await mem.health()).pending_embeddings == 5 == hits.unsearched
 
 
 async def test_a_record_without_a_vector_ranks_as_full_text_ranks_it(lagging: tuple[Memory, Counting]) -> None:

@@ -38,7 +38,9 @@ class MemoryConfig(Model):
     - ``embedder_strategy``: what to do when the embedder changes (see `mnemonite.embedding.registry`).
     - ``index_in_background``: embed new records after each write without blocking it.
     - ``index_on_close``: `Memory.close` embeds the records still waiting for a vector first, so the
-      next process finds them by meaning at once (``close(finish_indexing=False)`` skips it once).
+      next process finds them by meaning at once, for up to ``index_on_close_seconds`` (then it logs how many
+      remain: the next open resumes them); ``close(finish_indexing=True)`` embeds them all,
+      ``close(finish_indexing=False)`` none.
     - ``search``: the default `SearchOptions` (fusion weights, boosts).
     - ``search_cache_bytes``: the memory the search engine may keep per process for users' in-memory
       full-text indexes and vectors, least recently used out first (the user being searched stays).
@@ -76,6 +78,7 @@ class MemoryConfig(Model):
     embedder_strategy: Literal["lock-on-first", "multi-active", "auto-migrate"] = "lock-on-first"
     index_in_background: bool = True
     index_on_close: bool = True
+    index_on_close_seconds: float = Field(default=5.0, ge=0)
     search: SearchOptions = Field(default_factory=SearchOptions)
     search_cache_bytes: int = Field(default=CACHE_BYTES, ge=0)
     locale: str = Field(default="en", min_length=1)

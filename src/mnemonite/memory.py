@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -161,9 +162,11 @@ class Memory:
     async def close(self, *, finish_indexing: bool | None = None, progress: Progress | None = None) -> None:
         """Embed the records still waiting for a vector, then close the database connection.
 
-        ``finish_indexing`` defaults to ``config.index_on_close``; ``progress`` is called after each
-        batch. Interrupting it loses nothing: the next process resumes where it stopped. Closing a closed
-        memory does nothing; any other call on it raises `StoreError`.
+        By default (``config.index_on_close``) for up to ``config.index_on_close_seconds``, so that closing after a
+        bulk write stays quick: what remains is logged, and the next open's indexer (or `index`) resumes it.
+        ``finish_indexing=True`` embeds everything first, ``False`` nothing; ``progress`` is called after each
+        batch. Interrupting it loses nothing. Closing a closed memory does nothing; any other call on it raises
+        `StoreError`.
         """
         if self._closed:
             return
@@ -173,7 +176,8 @@ class Memory:
             if self._indexer is not None:
                 await self._indexer.close()
                 if self.config.index_on_close if finish_indexing is None else finish_indexing:
-                    await self.index(progress=progress)
+                    bound = self.config.index_on_close_seconds if finish_indexing is None else None
+                    await self._index(progress, bound)
         finally:
             await self.consolidator._close()
             await self._engine.close()
@@ -256,13 +260,25 @@ class Memory:
 
         ``progress`` is called after each batch (`IndexProgress`: embedded so far, remaining).
         """
+        return await self._index(progress, None)
+
+    async def _index(self, progress: Progress | None, seconds: float | None) -> int:
+        """`index`, stopping after the batch that passes ``seconds`` (None: none), with a log line of what is left."""
         if self._indexer is None:
             return 0
-        done = 0
+        done, started = 0, time.monotonic()
         async for step in self._indexer.run():
             done += step.batch
             if progress is not None:
                 progress(step)
+            if seconds is not None and time.monotonic() - started >= seconds and step.remaining:
+                left = await self._indexer.pending()
+                logging.getLogger("mnemonite.embedding").warning(
+                    "closing with %d records still waiting for a vector (embedded %d in %.1f s): the next open"
+                    " resumes them; Memory.index() or `mnemonite index` embeds them now",
+                    left, done, time.monotonic() - started,
+                )  # fmt: skip
+                break
         return done
 
     async def migrate_embedder(self) -> AsyncGenerator[IndexProgress, None]:

@@ -107,8 +107,8 @@ def _close(mem: SyncMemory, *, embed: bool) -> None:
     if not embed:
         mem.close(finish_indexing=False)
         return
-    with progress_bar("embedding") as step:
-        mem.close(progress=lambda p: step(p.embedded, p.embedded + p.remaining))
+    with progress_bar("embedding") as step:  # the whole backlog, with a bar (--no-embed leaves it to the next)
+        mem.close(finish_indexing=True, progress=lambda p: step(p.embedded, p.embedded + p.remaining))
 
 
 @contextmanager

@@ -115,6 +115,11 @@ def search(
                    if not on}  # fmt: skip
             options = mem.config.search.model_copy(update=off) if off else None
             hits = mem.search(scope, query, k, tiers=tiers, fresh=fresh, options=options)
+    unsearched = getattr(hits, "unsearched", 0)
+    if unsearched:  # on stderr, so that --json and --csv stay one document
+        err.print(f"{unsearched:,} records of this scope were not searched by meaning yet (still being indexed):"
+                  " a record that says it in other words may be missing; `mnemonite index` or --fresh embeds them",
+                  markup=False, soft_wrap=True)  # fmt: skip
     if emit_rows(hits, as_json=as_json, nl=nl, as_csv=as_csv):
         return
     rows = [

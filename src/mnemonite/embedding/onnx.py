@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from mnemonite.embedding import int8
 from mnemonite.embedding.base import BatchEmbedder, Vectors, normalise
+from mnemonite.embedding.triage import WordPieceTable
 from mnemonite.errors import EmbeddingError
 
 log = logging.getLogger("mnemonite.embedding")
@@ -126,6 +127,7 @@ class OnnxEmbedder(BatchEmbedder):
         self._cache_dir = None if cache_dir is None else Path(cache_dir)
         self._model_file = Path()
         self._tokenizer: Any = None
+        self._table: WordPieceTable | Literal[False] | None = False  # False: not read yet
         self._sessions: dict[Precision, Any] = {}  # "model" and "int8" (the model's own if no copy)
         self._load_lock = threading.Lock()
         self._checksum: str | None = None  # the model file's sha256, once known
@@ -308,3 +310,22 @@ class OnnxEmbedder(BatchEmbedder):
 
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:
         return await asyncio.to_thread(self._run, list(texts))
+
+    async def triage(self, query: str, texts: Sequence[str]) -> npt.NDArray[np.float32] | None:
+        """A rough relevance of each text to ``query`` from the model's word-piece table (`WordPieceTable`),
+        without inference: which to embed first when not all can be. None when the model has no such table."""
+        return await asyncio.to_thread(self._triage, query, list(texts))
+
+    def _triage(self, query: str, texts: list[str]) -> npt.NDArray[np.float32] | None:
+        with self._load_lock:
+            self._prepare()
+            if self._table is False:
+                try:
+                    self._table = WordPieceTable.of_model(self._model_file)
+                except Exception as error:  # a model file onnx cannot read as a graph: no triage, nothing else lost
+                    log.info("embedding: no word-piece table to triage with (%s)", error)
+                    self._table = None
+        if self._table is None:
+            return None
+        encodings = self._tokenizer.encode_batch_fast([query, *texts], add_special_tokens=False)
+        return self._table.scores(encodings[0].ids, [e.ids for e in encodings[1:]])

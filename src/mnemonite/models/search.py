@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
 from pydantic import AwareDatetime, Field, SkipValidation, field_validator
@@ -48,6 +49,19 @@ class SearchFilter(Model):
     def _once_each(cls, tiers: tuple[Tier, ...]) -> tuple[Tier, ...]:
         """A tier named twice is searched once (else each of its hits would come back twice)."""
         return tuple(dict.fromkeys(tiers))
+
+
+class SearchResults(list["SearchHit"]):
+    """The hits of a search, best first (a list), and how many records of the searched scope it could not compare
+    by meaning: ``unsearched``, records that had no vector yet when it ran (the background indexer lagging behind
+    a bulk write). 0: every record was searched both ways. Those records were still searched by full text; a
+    search with ``fresh=True`` (or after `Memory.index`) covers them."""
+
+    unsearched: int
+
+    def __init__(self, hits: Iterable[SearchHit] = (), *, unsearched: int = 0) -> None:
+        super().__init__(hits)
+        self.unsearched = unsearched
 
 
 class SearchHit(Model):

@@ -43,7 +43,7 @@ from mnemonite.embedding.base import Embedder, embed_query
 from mnemonite.errors import InvalidInputError, StoreError
 from mnemonite.models import Episode, Fact
 from mnemonite.models.base import Model
-from mnemonite.models.search import KIND_OF_TIER, RecordKind, SearchFilter, SearchHit, Tier
+from mnemonite.models.search import KIND_OF_TIER, RecordKind, SearchFilter, SearchHit, SearchResults, Tier
 from mnemonite.salience import RuleBasedScorer, SalienceContext
 from mnemonite.scope import Scope
 from mnemonite.search import ann
@@ -128,10 +128,14 @@ class _Gathered:
     vectors: dict[str, tuple[npt.NDArray[np.int64], Vector]]
     tail: dict[str, tuple[npt.NDArray[np.int64], Vector]]  # vectors of rows past the model's index position
     behind: bool  # some rows may have no vector yet (the indexer lags)
+    unsearched: int = 0  # rows of the filter not compared by meaning: no vector when the search read them
     lexical: list[tuple[int, float]] = field(default_factory=list)
     ranked: dict[int, float] = field(default_factory=dict)
 
 
+COVER_BATCH = 64  # rows a search embeds at a time when many wait (it checks its time between batches)
+COVER_ROWS = 8_000  # the most rows waiting for a vector a search reads to choose among (the newest): triage costs
+# about 0.5 s per 10,000 short texts, out of embed_seconds
 MAX_WEIGHT = 100.0  # far above any useful weight, well below where scores overflow
 Weight = Annotated[float, Field(ge=0, le=MAX_WEIGHT)]
 
@@ -216,6 +220,13 @@ class SearchOptions(Model):
         description="when more wait: the full-text candidates without a vector among the best this many are"
         " embedded; the others are fused at their full-text rank",
     )
+    embed_seconds: float = Field(
+        default=1.2,
+        ge=0,
+        description="when more than embed_pending wait: the search embeds them for up to this long (one batch at"
+        " least; 0: none), the likeliest first where the embedder can tell (`triage`), else the newest; what is"
+        " left is counted in the result's `unsearched`",
+    )
 
 
 class SearchEngine:
@@ -248,8 +259,9 @@ class SearchEngine:
         options: SearchOptions | None = None,
         reranker: Reranker | None = None,
         settled: bool = False,
-    ) -> list[SearchHit]:
-        """The ``k`` best hits across the filter's tiers, best first.
+    ) -> SearchResults:
+        """The ``k`` best hits across the filter's tiers, best first, with how many records of the filter were
+        not compared by meaning (``unsearched``: no vector yet, see `SearchOptions.embed_seconds`).
 
         ``settled=True`` waits for an approximate index being built instead of searching exactly meanwhile.
         """
@@ -300,7 +312,7 @@ class SearchEngine:
         self._users.settle((KIND_OF_TIER[tier], flt.scope.user) for tier in flt.tiers)
         if stands_in:
             hits = stand_in(hits)
-        return hits[:k]
+        return SearchResults(hits[:k], unsearched=sum(found.unsearched for found in gathered))
 
     async def _tier_queries(
         self, text: str, gathered: list[_Gathered], readers: list[Embedder], qvecs: QueryVectors, opts: SearchOptions
@@ -384,6 +396,11 @@ class SearchEngine:
         allowed = await self._store.selected(kind, flt) if _narrows(kind, flt) else None
         names = await self._sources(index, flt, last) if kind == "episode" else await self._store.sources(flt)
         named = q.mentioned(text, names)
+        behind = any(indexed[model] < last for model in models)
+        # Counted before the vectors are read: a row that gets its vector in between is read yet counted, so the
+        # mark may be high by a few rows the indexer just did, never low.
+        unsearched = await self._store.count_unembedded(kind, models, flt, min(indexed.values()), last) if (
+            behind and models) else 0  # fmt: skip
         vecs, tail = {}, {}
         if self._ranker is None:
             vecs = {r.model: await self._vectors(kind, index, r.model, r.dimensions, indexed[r.model]) for r in readers}
@@ -392,16 +409,40 @@ class SearchEngine:
                 for r in readers
                 if indexed[r.model] < last
             }
-        behind = any(indexed[model] < last for model in models)
-        found = _Gathered(flt, index, allowed, named, q.terms(text, named), last, vecs, tail, behind)
+        found = _Gathered(flt, index, allowed, named, q.terms(text, named), last, vecs, tail, behind, unsearched)
         writer = self._writer(readers)
         if behind and writer is not None and opts.embed_pending:
-            pending = await self._store.unembedded(
-                kind, [writer.model], flt, opts.embed_pending + 1, after=indexed[writer.model]
-            )
-            if len(pending) <= opts.embed_pending:
-                await self._embed(kind, found, writer, pending)
+            for seqs, matrix in await self._cover(kind, text, writer, flt, indexed[writer.model], last, opts):
+                self._join_tail(found, writer, seqs, matrix)
+                found.unsearched = max(0, found.unsearched - len(seqs))  # each was counted: it had no vector
         return found
+
+    async def _cover(
+        self, kind: RecordKind, text: str, writer: Embedder, flt: SearchFilter, after: int, last: int,
+        opts: SearchOptions,
+    ) -> list[tuple[npt.NDArray[np.int64], Vector]]:  # fmt: skip
+        """Embed the filter's rows that have no vector yet: all of them when at most ``embed_pending`` wait, else
+        for up to ``embed_seconds``, the likeliest first where the embedder can tell (``triage``: from its
+        word-piece table, no inference), else the newest (the indexer embeds from the oldest, so the two meet)."""
+        rows = await self._store.unembedded(kind, [writer.model], flt, opts.embed_pending + 1, after=after, upto=last)
+        if len(rows) <= opts.embed_pending:
+            return [await self._embed_rows(kind, writer, rows)]
+        if not opts.embed_seconds:
+            return []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + opts.embed_seconds
+        rows = await self._store.unembedded(kind, [writer.model], flt, COVER_ROWS, after=after, upto=last,
+                                            newest_first=True)  # fmt: skip
+        triage = getattr(writer, "triage", None)
+        scores = await triage(text, [row_text for _, row_text in rows]) if triage is not None else None
+        if scores is not None:
+            rows = [rows[i] for i in np.argsort(-np.asarray(scores), kind="stable")]
+        made: list[tuple[npt.NDArray[np.int64], Vector]] = []
+        for start in range(0, len(rows), COVER_BATCH):
+            if made and loop.time() >= deadline:  # one batch at least: the likeliest are worth the wait
+                break
+            made.append(await self._embed_rows(kind, writer, rows[start : start + COVER_BATCH]))
+        return made
 
     def _writer(self, readers: list[Embedder]) -> Embedder | None:
         """The active embedder, if this search reads its vectors (it embeds what is missing)."""
@@ -410,7 +451,15 @@ class SearchEngine:
     async def _embed(
         self, kind: RecordKind, found: _Gathered, writer: Embedder, rows: list[tuple[int, str]]
     ) -> tuple[npt.NDArray[np.int64], Vector]:
-        """Embed ``rows`` for this search and store their vectors (the indexer passes over them later).
+        """Embed ``rows`` for this search, store their vectors and let this search read them."""
+        seqs, matrix = await self._embed_rows(kind, writer, rows)
+        self._join_tail(found, writer, seqs, matrix)
+        return seqs, matrix
+
+    async def _embed_rows(
+        self, kind: RecordKind, writer: Embedder, rows: list[tuple[int, str]]
+    ) -> tuple[npt.NDArray[np.int64], Vector]:
+        """Embed ``rows`` and store their vectors (the indexer passes over them later).
 
         A store that cannot take the write now (another process holds the lock) costs only the
         saving: the vectors still serve this search.
@@ -423,12 +472,17 @@ class SearchEngine:
             await self._store.save_vectors(kind, writer.model, seqs.tolist(), matrix, upto=0)
         except StoreError as error:
             log.warning("search: vectors of %d pending records not saved now (%s)", len(rows), error)
-        if self._ranker is None:  # the engine ranks the user's vectors itself: these join this search's tail
-            old_seqs, old_matrix = found.tail.get(writer.model, (seqs[:0], matrix[:0]))
-            joined = np.concatenate([old_seqs, seqs])
-            order = np.argsort(joined, kind="stable")
-            found.tail[writer.model] = (joined[order], np.concatenate([old_matrix, matrix])[order])
         return seqs, matrix
+
+    def _join_tail(self, found: _Gathered, writer: Embedder, seqs: npt.NDArray[np.int64], matrix: Vector) -> None:
+        """Vectors made by this search join the ones it read (unless the store ranks vectors itself)."""
+        if self._ranker is not None or not len(seqs):
+            return
+        old_seqs, old_matrix = found.tail.get(writer.model, (seqs[:0], matrix[:0]))
+        new = ~np.isin(seqs, old_seqs)
+        joined = np.concatenate([old_seqs, seqs[new]])
+        order = np.argsort(joined, kind="stable")
+        found.tail[writer.model] = (joined[order], np.concatenate([old_matrix, matrix[new]])[order])
 
     async def _complete(
         self, kind: RecordKind, found: _Gathered, readers: list[Embedder], opts: SearchOptions, qvecs: QueryVectors
@@ -444,6 +498,7 @@ class SearchEngine:
         head = rows[: opts.embed_head] if writer is not None else []
         if writer is not None and head:
             seqs, matrix = await self._embed(kind, found, writer, head)
+            found.unsearched = max(0, found.unsearched - len(head))
             if self._ranker is not None:  # the store ranked before these had vectors: score them here
                 scores = matrix @ qvecs[writer.model][1]
                 _keep_best(found.ranked, dict(zip(seqs.tolist(), scores.tolist(), strict=True)))

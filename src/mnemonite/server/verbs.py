@@ -23,6 +23,7 @@ from mnemonite.models.base import Model
 from mnemonite.models.keys import Capability
 from mnemonite.server.auth import Principal
 
+UNSEARCHED = "Mnemonite-Unsearched"  # the header of a search: records it could not compare by meaning
 __all__ = ["Call", "Page", "Paged", "Verb", "add_routes", "page_of"]
 
 B = TypeVar("B")
@@ -140,7 +141,10 @@ def _endpoint(verb: Verb) -> Callable[..., Awaitable[Response]]:
         body = kwargs.pop("body", None)
         result = await verb.handler(Call(request.app.state.memory, who, body, kwargs))
         content = result if isinstance(result, bytes) else verb.adapter.dump_json(result, by_alias=True)
-        return Response(content, status_code=verb.status, media_type=verb.media_type)
+        # A search says how many records it could not compare by meaning (no vector yet): see SearchResults.
+        unsearched = getattr(result, "unsearched", None)
+        headers = {UNSEARCHED: str(unsearched)} if isinstance(unsearched, int) else None
+        return Response(content, status_code=verb.status, media_type=verb.media_type, headers=headers)
 
     params = [
         inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request),

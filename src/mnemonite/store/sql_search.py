@@ -382,23 +382,53 @@ async def unembedded(
     *,
     after: int = 0,
     among: Sequence[int] | None = None,
+    upto: int | None = None,
+    newest_first: bool = False,
 ) -> list[tuple[int, str]]:
-    """(seq, text) of the filter's rows after ``after`` that have no vector of any of ``models``, by seq.
+    """(seq, text) of the filter's rows after ``after`` (and up to ``upto``) that have no vector of any of
+    ``models``, by seq (``newest_first``: from the last).
 
     ``among`` restricts the rows to those seqs (a search's full-text candidates).
     """
     if among is not None and not among:
         return []
-    clause, params = where(db, kind, flt)
-    model_marks = ", ".join("?" for _ in models)
-    among_clause = f" AND r.seq IN ({', '.join('?' for _ in among)})" if among is not None else ""
+    clause, params = _unembedded_where(db, kind, models, flt, after, among, upto)
     rows = await db.execute_fetchall(
-        f"SELECT r.seq, r.{TEXT[kind]} FROM {TABLE[kind]} r WHERE {clause} AND r.seq > ?{among_clause}"
-        f" AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.kind = ? AND v.seq = r.seq AND v.model IN ({model_marks}))"
-        " ORDER BY r.seq LIMIT ?",
-        (*params, after, *(among or ()), kind, *models, limit),
+        f"SELECT r.seq, r.{TEXT[kind]} FROM {TABLE[kind]} r WHERE {clause}"
+        f" ORDER BY r.seq{' DESC' if newest_first else ''} LIMIT ?",
+        (*params, limit),
     )
     return [(int(row[0]), str(row[1])) for row in rows]
+
+
+async def count_unembedded(
+    db: Connection, kind: RecordKind, models: Sequence[str], flt: SearchFilter, after: int, upto: int
+) -> int:
+    """How many of the filter's rows with ``after < seq <= upto`` have no vector of any of ``models``."""
+    clause, params = _unembedded_where(db, kind, models, flt, after, None, upto)
+    cursor = await db.execute(f"SELECT COUNT(*) FROM {TABLE[kind]} r WHERE {clause}", tuple(params))
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+def _unembedded_where(
+    db: Connection, kind: RecordKind, models: Sequence[str], flt: SearchFilter, after: int,
+    among: Sequence[int] | None, upto: int | None,
+) -> tuple[str, list[object]]:  # fmt: skip
+    clause, params = where(db, kind, flt)
+    clause += " AND r.seq > ?"
+    params = [*params, after]
+    if upto is not None:
+        clause += " AND r.seq <= ?"
+        params.append(upto)
+    if among is not None:
+        clause += f" AND r.seq IN ({', '.join('?' for _ in among)})"
+        params.extend(among)
+    model_marks = ", ".join("?" for _ in models)
+    clause += (
+        f" AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.kind = ? AND v.seq = r.seq AND v.model IN ({model_marks}))"
+    )
+    return clause, [*params, kind, *models]
 
 
 async def pending_count(db: Connection, kind: RecordKind, model: str) -> int:
@@ -659,9 +689,18 @@ class SearchMethods:
         *,
         after: int = 0,
         among: Sequence[int] | None = None,
+        upto: int | None = None,
+        newest_first: bool = False,
     ) -> list[tuple[int, str]]:
         async with self._sql_read() as db:
-            return await unembedded(db, kind, models, flt, limit, after=after, among=among)
+            return await unembedded(db, kind, models, flt, limit, after=after, among=among, upto=upto,
+                                    newest_first=newest_first)  # fmt: skip
+
+    async def count_unembedded(
+        self, kind: RecordKind, models: Sequence[str], flt: SearchFilter, after: int, upto: int
+    ) -> int:
+        async with self._sql_read() as db:
+            return await count_unembedded(db, kind, models, flt, after, upto)
 
     async def pending_count(self, kind: RecordKind, model: str) -> int:
         async with self._sql_read() as db:

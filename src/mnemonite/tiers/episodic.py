@@ -48,6 +48,17 @@ class RecalledEpisode(Model):
     )
 
 
+class Recalled(list[RecalledEpisode]):
+    """What `EpisodicTier.recall` returns: the episodes, best first, and ``unsearched`` as `SearchResults` says it
+    (episodes of the scope not compared by meaning, having no vector yet)."""
+
+    unsearched: int
+
+    def __init__(self, episodes: list[RecalledEpisode], *, unsearched: int = 0) -> None:
+        super().__init__(episodes)
+        self.unsearched = unsearched
+
+
 def resolve_scope(user: str | Scope, session: str | None = None, agent: str | None = None) -> Scope:
     """Accept the spec's positional form ``("alice", "S1", "rag")`` or a `Scope`."""
     if isinstance(user, Scope):
@@ -221,7 +232,7 @@ class EpisodicTier:
         recalled.sort(key=lambda item: item.score, reverse=True)
         best = recalled[:k]
         await self._touch([item.episode for item in best])
-        return best
+        return Recalled(best, unsearched=getattr(hits, "unsearched", 0))
 
     async def consolidate(self, rule: ConsolidationRule) -> list[MemoryDelta]:
         """Claim the rule's new episodes and return their deltas, for `semantic.apply_delta`.

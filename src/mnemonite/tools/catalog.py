@@ -88,8 +88,17 @@ async def _fact_remember(
 async def _fact_search(mem: ToolMemory, scope: Scope, args: s.FactSearchInput, reveal: Reveal | None) -> s.ToolOutput:
     hits = await mem.semantic.search(_agent_scope(scope), args.query, args.k)
     return s.FactSearchOutput(
-        facts=[_fact_hit(hit.record, hit.score, reveal) for hit in hits if isinstance(hit.record, Fact)]
+        facts=[_fact_hit(hit.record, hit.score, reveal) for hit in hits if isinstance(hit.record, Fact)],
+        hint=_unsearched("facts", getattr(hits, "unsearched", 0)),
     )
+
+
+def _unsearched(kind: str, count: int) -> str | None:
+    """The hint of a search that could not compare every record by meaning (a bulk write still being indexed)."""
+    if not count:
+        return None
+    return (f"{count:,} {kind} were not searched by meaning yet (still being indexed): one that says it in other"
+            " words may be missing; search again in a few seconds")  # fmt: skip
 
 
 async def _facts_elsewhere(mem: ToolMemory, scope: Scope, args: s.FactSearchInput, found: s.ToolOutput) -> str | None:
@@ -134,7 +143,8 @@ async def _recall_episodes(
     mem: ToolMemory, scope: Scope, args: s.RecallEpisodesInput, reveal: Reveal | None
 ) -> s.ToolOutput:
     recalled = await mem.episodic.recall(_agent_scope(scope), args.query, args.k)
-    return s.RecallEpisodesOutput(episodes=[_episode_hit(item, reveal) for item in recalled])
+    return s.RecallEpisodesOutput(episodes=[_episode_hit(item, reveal) for item in recalled],
+                                  hint=_unsearched("episodes", getattr(recalled, "unsearched", 0)))  # fmt: skip
 
 
 async def _episodes_elsewhere(

@@ -214,7 +214,8 @@ class ToolSet:
                 else None
             )
             if hint:
-                output = output.model_copy(update={"hint": hint})
+                said = output.__dict__.get("hint")
+                output = output.model_copy(update={"hint": f"{said} {hint}" if said else hint})
         except MnemoniteError as error:
             return "error", _tool_error(error), secret
         except Exception as error:  # a model must get a result, never a traceback

@@ -39,7 +39,10 @@ __all__ = [
 MAX_TEXT = 20_000
 MAX_QUERY = 2_000
 Label = Field(min_length=1, max_length=200, description="The block's label, as shown in your prompt (e.g. 'human').")
-HINT = "Present only when nothing was found here but other agents of the user hold matches: says where."
+HINT = (
+    "Present only when something may be missing: records not searched by meaning yet (still being indexed),"
+    " or nothing found here while other agents of the user hold matches (says which)."
+)
 Id = Field(min_length=1, max_length=256, description="The fact's id, as returned by fact_search or fact_remember.")
 
 
