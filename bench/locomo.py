@@ -156,7 +156,7 @@ Method = Callable[[str, str, int], "asyncio.Future[list[str]] | Any"]
 
 
 async def evaluate(
-    data: list[dict[str, Any]], routing_only: bool = False
+    data: list[dict[str, Any]], routing_only: bool = False, rows: list[str] | None = None
 ) -> tuple[dict[str, dict[int, list[list[float]]]], Evidence, dict[str, float]]:
     evidence = Evidence()
     results: dict[str, dict[int, list[list[float]]]] = {}
@@ -174,7 +174,11 @@ async def evaluate(
         timings["turns"] = embedded
         methods = _methods()
         variants = list(VARIANTS)
-        if routing_only:  # the default beside the routed rows that need only the spec's graph
+        if rows:  # only these rows of plain search: no graphs, no routes, no lagging memories
+            methods = {name: methods[name] for name in rows}
+            variants = []
+            ROUTED.clear()
+        elif routing_only:  # the default beside the routed rows that need only the spec's graph
             methods = {"mnemonite default": methods["mnemonite default"]}
             variants = [""]
             for name in [n for n, (_, v) in ROUTED.items() if v not in variants]:
@@ -184,7 +188,7 @@ async def evaluate(
             await _conversation(mem, sample, episodes, methods, evidence, results, timings, routed=True)
         await mem.close()
     GRAPH_STATS.update(graphs)
-    if not routing_only:
+    if not routing_only and not rows:
         await _lagging(data, results, timings)
         await _shipped(data, results, timings)
     return results, evidence, timings
@@ -300,6 +304,7 @@ def _methods() -> dict[str, SearchOptions | None]:
     default = SearchOptions()
     return {
         "mnemonite default": default,
+        "+ newer first for turns too": default.model_copy(update={"newer_first": "all"}),
         "- without source boost": default.model_copy(update={"source_boost": 0.0}),
         "- without neighbour spread": default.model_copy(update={"neighbour_weight": 0.0}),
         "- without query feedback": default.model_copy(update={"feedback": 0.0}),
@@ -382,12 +387,14 @@ def main() -> None:
     parser.add_argument(
         "--routing-only", action="store_true", help="only the default and the routed rows (no ablations or baselines)"
     )
+    parser.add_argument("--rows", help="comma-separated rows of plain search only (e.g. 'mnemonite default')")
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
     if args.conversations:
         wanted = set(args.conversations.split(","))
         data = [sample for sample in data if sample["sample_id"] in wanted]
-    results, evidence, timings = asyncio.run(evaluate(data, args.routing_only))
+    rows = args.rows.split(",") if args.rows else None
+    results, evidence, timings = asyncio.run(evaluate(data, args.routing_only, rows))
     print(f"LoCoMo {args.data.name}: {len(data)} conversations, {int(timings['turns'])} turns embedded")
     print(
         "\n| method | R@1 | R@5 | R@10 | R@20 | MRR | "

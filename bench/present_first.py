@@ -9,8 +9,9 @@ rule-based). ``mem.search(Scope(user), query, k=10)`` with the defaults; a hit s
 replaced) statement when its text is that statement, or when it is a fact read from that turn. A case counts
 when the current statement's best hit ranks above the replaced one's (or the replaced one is not in the ten).
 
-Rows: the defaults, then the same search with ``current_first`` off (turns whose facts were superseded are not
-moved down) as the baseline of the same run. No case is read by the search: the query alone.
+Rows: the defaults, then the same search with ``newer_first`` off (a later record on the same subject is not moved
+up), and with ``current_first`` off too (turns whose facts were superseded are not moved down): the baseline of
+the same run. No case is read by the search: the query alone.
 
     .venv/bin/python bench/present_first.py [--set bench/data/present_first.jsonl] [--show-misses]
 """
@@ -121,7 +122,11 @@ async def main() -> None:
             await store(mem, cases)
             results = {
                 "mnemonite default": await measure(mem, cases, None),
-                "- current_first off": await measure(mem, cases, SearchOptions(current_first=False)),
+                "+ newer_first for turns too ('all')": await measure(mem, cases, SearchOptions(newer_first="all")),
+                "- newer_first off": await measure(mem, cases, SearchOptions(newer_first="off")),
+                "- newer_first and current_first off": await measure(
+                    mem, cases, SearchOptions(newer_first="off", current_first=False)
+                ),
             }
     kinds = Counter(case["kind"] for case in cases)
     print(f"{args.set.name}: {len(cases)} cases ({', '.join(f'{k} {n}' for k, n in kinds.most_common())}),"

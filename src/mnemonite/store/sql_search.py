@@ -158,6 +158,21 @@ def by_user(db: Connection, after: int, upto: int) -> bool:
     return not is_postgres(db) and upto - after > SEQ_WALK
 
 
+async def vectors_of(
+    db: Connection, kind: RecordKind, model: str, dimensions: int, seqs: Sequence[int]
+) -> tuple[Seqs, Matrix]:
+    """The stored vectors of ``model`` for the rows ``seqs`` (those that have one), by seq."""
+    if not seqs:
+        return _matrix([], kind, model, dimensions)
+    marks = ", ".join("?" for _ in seqs)
+    rows = await db.execute_fetchall(
+        f"SELECT v.seq, {vector_column(db)} FROM vectors v WHERE v.kind = ? AND v.model = ? AND v.seq IN ({marks})"
+        " ORDER BY v.seq",
+        (kind, model, *seqs),
+    )
+    return _matrix(list(rows), kind, model, dimensions)
+
+
 def vector_column(db: Connection, alias: str = "v") -> str:
     """The vector column: float32 bytes in SQLite, pgvector's own type in PostgreSQL."""
     return f"{alias}.embedding" if is_postgres(db) else f"{alias}.vector"
@@ -631,6 +646,12 @@ class SearchMethods:
     ) -> tuple[Seqs, Matrix]:
         async with self._sql_read() as db:
             return await vectors(db, kind, model, dimensions, user, after, upto)
+
+    async def vectors_of(
+        self, kind: RecordKind, model: str, dimensions: int, seqs: Sequence[int]
+    ) -> tuple[Seqs, Matrix]:
+        async with self._sql_read() as db:
+            return await vectors_of(db, kind, model, dimensions, seqs)
 
     async def texts(self, kind: RecordKind, user: str, after: int, upto: int) -> list[tuple[int, str]]:
         async with self._sql_read() as db:
