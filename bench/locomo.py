@@ -426,7 +426,9 @@ def main() -> None:
 
 
 def _concept_report() -> None:
-    """The concept graphs' figures and the routes the router took."""
+    """The concept graphs' figures and the routes the router took (nothing when none was built: ``--rows``)."""
+    if not GRAPH_STATS:
+        return
     print("\n| concept graph | shift threshold | nodes | schematic | edges | versions | shifts / session |"
           " consolidation (s) |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")

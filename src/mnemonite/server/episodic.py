@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, field_validator
 
@@ -97,6 +97,11 @@ class SearchBody(EpisodeSearch):
         description="a turn whose facts were all superseded since comes below what replaced them (false: where it"
         " scored; its hit says superseded either way)",
     )
+    newer_first: Literal["facts", "all", "off"] = Field(
+        default="facts",
+        description="a fact stated later on the same subject takes the place of one ranked above it ('all': turns"
+        " too; 'off': where they scored)",
+    )
 
 
 class PurgeBody(Model):
@@ -169,7 +174,9 @@ async def search(call: Call[SearchBody]) -> list[SearchHit]:
     scope = call.who.scope(user=q.user, agent=q.agent, session=q.session)
     # What the request says, over the memory's configured search options (not over the defaults).
     asked: dict[str, Any] = {
-        name: getattr(q, name) for name in ("facts_stand_in", "current_first") if name in q.model_fields_set
+        name: getattr(q, name)
+        for name in ("facts_stand_in", "current_first", "newer_first")
+        if name in q.model_fields_set
     }
     options = call.mem.config.search.model_copy(update=asked) if asked else None
     return await call.mem.search(
