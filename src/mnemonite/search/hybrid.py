@@ -312,8 +312,10 @@ class SearchEngine:
         )
         if opts.current_first and replaced:  # on the fused scores, before a reranker's or salience's
             hits = current_first(hits, replaced)
-        if opts.newer_first != "off" and readers and len(hits) > 1:
-            vectors = await self._head_vectors(hits[:NEWER_DEPTH], where, readers[0])
+        head = hits[:NEWER_DEPTH]
+        movable = head if opts.newer_first == "all" else [h for h in head if isinstance(h.record, Fact)]
+        if opts.newer_first != "off" and readers and len(movable) > 1:  # else nothing can move: no vectors read
+            vectors = await self._head_vectors(movable, where, readers[0])
             hits = newer_first(hits, vectors, facts_only=opts.newer_first == "facts")
         if reranker is not None:
             head = await reranker.rerank(text, hits[: opts.rerank_depth])
