@@ -410,10 +410,20 @@ class SearchEngine:
         names = await self._sources(index, flt, last) if kind == "episode" else await self._store.sources(flt)
         named = q.mentioned(text, names)
         behind = any(indexed[model] < last for model in models)
-        # Counted before the vectors are read: a row that gets its vector in between is read yet counted, so the
-        # mark may be high by a few rows the indexer just did, never low.
-        unsearched = await self._store.count_unembedded(kind, models, flt, min(indexed.values()), last) if (
-            behind and models) else 0  # fmt: skip
+        writer = self._writer(readers)
+        # What waits is read, or counted, before the vectors are: a row that gets its vector in between is read yet
+        # counted, so the mark may be high by a few rows the indexer just did, never low.
+        waiting: list[tuple[int, str]] | None = None
+        if behind and writer is not None and opts.embed_pending:
+            waiting = await self._store.unembedded(
+                kind, [writer.model], flt, opts.embed_pending + 1, after=indexed[writer.model], upto=last
+            )
+        unsearched = 0
+        if behind and models:
+            few = waiting is not None and len(waiting) <= opts.embed_pending and len(models) == 1
+            unsearched = len(waiting) if few and waiting is not None else await self._store.count_unembedded(
+                kind, models, flt, min(indexed.values()), last
+            )  # fmt: skip
         vecs, tail = {}, {}
         if self._ranker is None:
             vecs = {r.model: await self._vectors(kind, index, r.model, r.dimensions, indexed[r.model]) for r in readers}
@@ -423,22 +433,20 @@ class SearchEngine:
                 if indexed[r.model] < last
             }
         found = _Gathered(flt, index, allowed, named, q.terms(text, named), last, vecs, tail, behind, unsearched)
-        writer = self._writer(readers)
-        if behind and writer is not None and opts.embed_pending:
-            for seqs, matrix in await self._cover(kind, text, writer, flt, indexed[writer.model], last, opts):
+        if waiting is not None and writer is not None:
+            for seqs, matrix in await self._cover(kind, text, writer, flt, indexed[writer.model], last, opts, waiting):
                 self._join_tail(found, writer, seqs, matrix)
                 found.unsearched = max(0, found.unsearched - len(seqs))  # each was counted: it had no vector
         return found
 
     async def _cover(
         self, kind: RecordKind, text: str, writer: Embedder, flt: SearchFilter, after: int, last: int,
-        opts: SearchOptions,
+        opts: SearchOptions, rows: list[tuple[int, str]],
     ) -> list[tuple[npt.NDArray[np.int64], Vector]]:  # fmt: skip
         """Embed the filter's rows that have no vector yet: all of them when at most ``embed_pending`` wait, else
         for up to ``embed_seconds``, the likeliest first where the embedder can tell (``triage``: from its
         word-piece table, no inference), else the newest (the indexer embeds from the oldest, so the two meet)."""
-        rows = await self._store.unembedded(kind, [writer.model], flt, opts.embed_pending + 1, after=after, upto=last)
-        if len(rows) <= opts.embed_pending:
+        if len(rows) <= opts.embed_pending:  # ``rows``: the first embed_pending + 1 of those waiting
             return [await self._embed_rows(kind, writer, rows)]
         if not opts.embed_seconds:
             return []
