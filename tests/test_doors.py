@@ -169,6 +169,8 @@ def test_ids_by_prefix_over_http_as_in_the_cli(memory_url: str) -> None:
         got = http.get(f"/v1/facts/{unique}")
         assert got.status_code == 200 and got.json()["id"].startswith(unique) and got.json()["id"] in mine
         assert http.get(f"/v1/facts/{unique}/history").json()[-1]["id"] == got.json()["id"]
+        decided = http.get("/v1/conflicts", params={"fact_id": unique}).json()["items"]  # a prefix in a query, too
+        assert decided and decided == http.get("/v1/conflicts", params={"fact_id": got.json()["id"]}).json()["items"]
         ambiguous = http.get(f"/v1/facts/{shared}")
         assert ambiguous.status_code == 422 and ambiguous.json()["error"] == "AmbiguousIdError"
         named = re.findall(r"[0-9a-f]{32}", ambiguous.json()["detail"])

@@ -327,5 +327,6 @@ class OnnxEmbedder(BatchEmbedder):
                     self._table = None
         if self._table is None:
             return None
-        encodings = self._tokenizer.encode_batch_fast([query, *texts], add_special_tokens=False)
+        encode = getattr(self._tokenizer, "encode_batch_fast", self._tokenizer.encode_batch)  # fast: tokenizers 0.20+
+        encodings = encode([query, *texts], add_special_tokens=False)
         return self._table.scores(encodings[0].ids, [e.ids for e in encodings[1:]])

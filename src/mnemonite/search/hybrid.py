@@ -130,6 +130,8 @@ class _Gathered:
     tail: dict[str, tuple[npt.NDArray[np.int64], Vector]]  # vectors of rows past the model's index position
     behind: bool  # some rows may have no vector yet (the indexer lags)
     unsearched: int = 0  # rows of the filter not compared by meaning: no vector when the search read them
+    one_model: bool = True  # unsearched counts rows without the active model's vector: what is embedded here counts
+    covered: set[int] = field(default_factory=set)  # rows this search embedded and compares by meaning
     lexical: list[tuple[int, float]] = field(default_factory=list)
     ranked: dict[int, float] = field(default_factory=dict)
 
@@ -231,9 +233,9 @@ class SearchOptions(Model):
     embed_seconds: float = Field(
         default=1.2,
         ge=0,
-        description="when more than embed_pending wait: the search embeds them for up to this long (one batch at"
-        " least; 0: none), the likeliest first where the embedder can tell (`triage`), else the newest; what is"
-        " left is counted in the result's `unsearched`",
+        description="when more than embed_pending wait (and embed_pending is not 0, which turns inline embedding"
+        " off): the search embeds them for up to this long (one batch at least; 0: none), the likeliest first"
+        " where the embedder can tell (`triage`), else the newest; what is left is counted in `unsearched`",
     )
 
 
@@ -432,17 +434,31 @@ class SearchEngine:
                 for r in readers
                 if indexed[r.model] < last
             }
-        found = _Gathered(flt, index, allowed, named, q.terms(text, named), last, vecs, tail, behind, unsearched)
+        found = _Gathered(flt, index, allowed, named, q.terms(text, named), last, vecs, tail, behind, unsearched,
+                          one_model=len(models) == 1)  # fmt: skip
         if waiting is not None and writer is not None:
-            for seqs, matrix in await self._cover(kind, text, writer, flt, indexed[writer.model], last, opts, waiting):
+            for seqs, matrix, saved in await self._cover(
+                kind, text, writer, flt, indexed[writer.model], last, opts, waiting
+            ):
                 self._join_tail(found, writer, seqs, matrix)
-                found.unsearched = max(0, found.unsearched - len(seqs))  # each was counted: it had no vector
+                self._covered(found, seqs, saved)
         return found
+
+    def _covered(self, found: _Gathered, seqs: npt.NDArray[np.int64], saved: bool) -> None:
+        """Rows this search embedded: compared by meaning here (their vectors joined this search's), or, where the
+        store ranks vectors itself, once their vectors are saved; then no longer counted as unsearched (each was:
+        it had no vector). With several models the count was of rows without any: it is left as it is (high)."""
+        if self._ranker is not None and not saved:
+            return
+        new = [seq for seq in seqs.tolist() if seq not in found.covered]
+        found.covered.update(new)
+        if found.one_model:
+            found.unsearched = max(0, found.unsearched - len(new))
 
     async def _cover(
         self, kind: RecordKind, text: str, writer: Embedder, flt: SearchFilter, after: int, last: int,
         opts: SearchOptions, rows: list[tuple[int, str]],
-    ) -> list[tuple[npt.NDArray[np.int64], Vector]]:  # fmt: skip
+    ) -> list[tuple[npt.NDArray[np.int64], Vector, bool]]:  # fmt: skip
         """Embed the filter's rows that have no vector yet: all of them when at most ``embed_pending`` wait, else
         for up to ``embed_seconds``, the likeliest first where the embedder can tell (``triage``: from its
         word-piece table, no inference), else the newest (the indexer embeds from the oldest, so the two meet)."""
@@ -454,11 +470,14 @@ class SearchEngine:
         deadline = loop.time() + opts.embed_seconds
         rows = await self._store.unembedded(kind, [writer.model], flt, COVER_ROWS, after=after, upto=last,
                                             newest_first=True)  # fmt: skip
-        triage = getattr(writer, "triage", None)
-        scores = await triage(text, [row_text for _, row_text in rows]) if triage is not None else None
+        triage, scores = getattr(writer, "triage", None), None
+        try:
+            scores = await triage(text, [row_text for _, row_text in rows]) if triage is not None else None
+        except Exception as error:  # the order is an optimisation: without it, the newest first
+            log.warning("search: could not rank the records waiting for a vector (%s); the newest go first", error)
         if scores is not None:
             rows = [rows[i] for i in np.argsort(-np.asarray(scores), kind="stable")]
-        made: list[tuple[npt.NDArray[np.int64], Vector]] = []
+        made: list[tuple[npt.NDArray[np.int64], Vector, bool]] = []
         for start in range(0, len(rows), COVER_BATCH):
             if made and loop.time() >= deadline:  # one batch at least: the likeliest are worth the wait
                 break
@@ -473,27 +492,28 @@ class SearchEngine:
         self, kind: RecordKind, found: _Gathered, writer: Embedder, rows: list[tuple[int, str]]
     ) -> tuple[npt.NDArray[np.int64], Vector]:
         """Embed ``rows`` for this search, store their vectors and let this search read them."""
-        seqs, matrix = await self._embed_rows(kind, writer, rows)
+        seqs, matrix, _ = await self._embed_rows(kind, writer, rows)
         self._join_tail(found, writer, seqs, matrix)
         return seqs, matrix
 
     async def _embed_rows(
         self, kind: RecordKind, writer: Embedder, rows: list[tuple[int, str]]
-    ) -> tuple[npt.NDArray[np.int64], Vector]:
-        """Embed ``rows`` and store their vectors (the indexer passes over them later).
+    ) -> tuple[npt.NDArray[np.int64], Vector, bool]:
+        """Embed ``rows`` and store their vectors (the indexer passes over them later); and whether they were saved.
 
         A store that cannot take the write now (another process holds the lock) costs only the
         saving: the vectors still serve this search.
         """
         seqs = np.asarray([seq for seq, _ in rows], dtype=np.int64)
         if not rows:
-            return seqs, np.empty((0, writer.dimensions), dtype=np.float32)
+            return seqs, np.empty((0, writer.dimensions), dtype=np.float32), True
         matrix = np.asarray(await writer.embed_batch([text for _, text in rows]), dtype=np.float32)
         try:
             await self._store.save_vectors(kind, writer.model, seqs.tolist(), matrix, upto=0)
         except StoreError as error:
             log.warning("search: vectors of %d pending records not saved now (%s)", len(rows), error)
-        return seqs, matrix
+            return seqs, matrix, False
+        return seqs, matrix, True
 
     def _join_tail(self, found: _Gathered, writer: Embedder, seqs: npt.NDArray[np.int64], matrix: Vector) -> None:
         """Vectors made by this search join the ones it read (unless the store ranks vectors itself)."""
@@ -514,12 +534,13 @@ class SearchEngine:
             return set()
         rank = {seq: at for at, (seq, _) in enumerate(found.lexical)}
         rows = await self._store.unembedded(kind, [r.model for r in readers], found.flt, len(rank), among=sorted(rank))
+        rows = [row for row in rows if row[0] not in found.covered]  # embedded by this search already (not saved)
         rows.sort(key=lambda row: rank[row[0]])
         writer = self._writer(readers)
         head = rows[: opts.embed_head] if writer is not None else []
         if writer is not None and head:
             seqs, matrix = await self._embed(kind, found, writer, head)
-            found.unsearched = max(0, found.unsearched - len(head))
+            self._covered(found, seqs, True)  # scored here below where the store ranks vectors itself
             if self._ranker is not None:  # the store ranked before these had vectors: score them here
                 scores = matrix @ qvecs[writer.model][1]
                 _keep_best(found.ranked, dict(zip(seqs.tolist(), scores.tolist(), strict=True)))

@@ -243,19 +243,20 @@ async def relate(call: Call[EdgeBody]) -> Edge:
     b = call.body
     call.who.scope(user=b.user, agent=b.agent)
     source = await call.who.entity(call.mem, b.source)
-    await call.who.entity(call.mem, b.target)
+    target = await call.who.entity(call.mem, b.target)  # ids or id prefixes: the entities' full ids below
     scope = call.who.scope(agent=source.agent)
     return await call.mem.graph.relate(
-        scope, source=b.source, target=b.target, relation=b.relation, properties=b.properties
+        scope, source=source.id, target=target.id, relation=b.relation, properties=b.properties
     )
 
 
 async def unrelate(call: Call[EdgeQuery]) -> Removed:
     """Remove the edge (source, target, relation)."""
     b = call.body
-    await call.who.entity(call.mem, b.source)
-    await call.mem.graph.unrelate(source=b.source, target=b.target, relation=b.relation)
-    return Removed(removed=f"{b.source} -[{b.relation}]-> {b.target}")
+    source = await call.who.entity(call.mem, b.source)
+    target = await call.who.entity(call.mem, b.target)
+    await call.mem.graph.unrelate(source=source.id, target=target.id, relation=b.relation)
+    return Removed(removed=f"{source.id} -[{b.relation}]-> {target.id}")
 
 
 async def recall(call: Call[RecallBody]) -> list[ScoredFact]:

@@ -101,9 +101,11 @@ class NamesBody(NamesQuery):
 
 async def _linked(call: Call[Any], links: list[EntityLink]) -> list[EntityLink]:
     """Entity links, each to an entity of the caller's scope (another tenant's is 404)."""
-    for link in links:
-        await call.who.entity(call.mem, link.entity_id)
-    return links
+    resolved = []
+    for link in links:  # an id prefix names the entity as a full id does
+        entity = await call.who.entity(call.mem, link.entity_id)
+        resolved.append(link if entity.id == link.entity_id else link.model_copy(update={"entity_id": entity.id}))
+    return resolved
 
 
 async def remember(call: Call[RememberBody]) -> Remembered:
@@ -179,10 +181,9 @@ async def search(call: Call[FactSearch]) -> list[SearchHit]:
 async def conflicts(call: Call[ConflictsQuery]) -> Page[ConflictDecision]:
     """The conflict decisions of the scope, oldest first (paged)."""
     q = call.body
-    if q.fact_id is not None:
-        await call.who.fact(call.mem, q.fact_id)
+    fact_id = None if q.fact_id is None else (await call.who.fact(call.mem, q.fact_id)).id  # a prefix: its full id
     scope = call.who.scope(user=q.user, agent=q.agent)
-    found = await call.mem.semantic.conflicts(scope, fact_id=q.fact_id, limit=q.offset + q.limit + 1)
+    found = await call.mem.semantic.conflicts(scope, fact_id=fact_id, limit=q.offset + q.limit + 1)
     return page_of(found, q)
 
 

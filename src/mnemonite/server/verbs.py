@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 from mnemonite.memory import Memory
 from mnemonite.models.base import Model
 from mnemonite.models.keys import Capability
-from mnemonite.server.auth import Principal
+from mnemonite.server.auth import OPEN, Principal
 
 UNSEARCHED = "Mnemonite-Unsearched"  # the header of a search: records it could not compare by meaning
 __all__ = ["Call", "Page", "Paged", "Verb", "add_routes", "page_of"]
@@ -120,7 +120,7 @@ async def principal(
     validated, so a caller without an active key learns nothing, not even what a body should hold)."""
     mem: Memory = request.app.state.memory
     key = await mem.keys.authenticate(credentials.credentials if credentials is not None else None)
-    return Principal.of_key(key, request.app.state.door)
+    return Principal.of_key(key, getattr(request.app.state, "door", OPEN))  # routes added to an app of one's own
 
 
 def caller(verb: Verb) -> Callable[..., Awaitable[Principal]]:
