@@ -17,7 +17,7 @@ $(PY):
 
 $(RUNTIME): pyproject.toml | $(PY)
 	@echo "==> installing mnemonite and its runtime dependencies into $(VENV) (first run: about 220 MB, a minute or more)"
-	$(PY) -m pip install --progress-bar on -e .
+	$(PY) -m pip install --progress-bar on -e ".[parser]"
 	touch $(RUNTIME)
 
 $(DEV): pyproject.toml | $(PY)

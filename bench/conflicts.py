@@ -48,16 +48,16 @@ from mnemonite import Memory, MemoryConfig, Scope
 from mnemonite.models.conflict import ConflictThresholds
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = [
-    Path(__file__).parent / "data" / name
-    for name in (
-        "conflicts.jsonl",
-        "conflicts_heldout.jsonl",
-        "conflicts_chat.jsonl",
-        "conflicts_blind.jsonl",
-        "conflicts_blind2.jsonl",
-    )
-]
+SETS = {
+    "dev": "conflicts.jsonl",
+    "heldout": "conflicts_heldout.jsonl",
+    "chat": "conflicts_chat.jsonl",
+    "blind": "conflicts_blind.jsonl",
+    "blind2": "conflicts_blind2.jsonl",
+    "attrs_dev": "conflicts_attrs_dev.jsonl",
+    "attrs": "conflicts_attrs.jsonl",
+}
+DATA = {tag: Path(__file__).parent / "data" / name for tag, name in SETS.items()}
 DECISIONS = ("dedup", "supersede", "pending", "admit")
 
 
@@ -71,7 +71,7 @@ async def scenarios(
             await mem.semantic.add_names(scope, *case["aliases"])  # type: ignore[misc]
         ids = [(await mem.semantic.remember(scope, str(text))).id for text in case["existing"]]  # type: ignore[attr-defined]
         decision = await mem.semantic.remember_with_decision(scope, str(case["candidate"]))
-        target = case["target"]
+        target = case.get("target")
         right_fact = target is None or (ids[int(target)] in decision.matched_ids)  # type: ignore[call-overload]
         results.append((case, decision.kind, right_fact, f"{decision.stage}: {decision.reason}"))
     return results
@@ -183,25 +183,35 @@ async def latency(mem: Memory, facts: int, calls: int) -> Timing:
     return _p(samples, 50), _p(samples, 95), load, dict(kinds), _p(writes or [0.0], 50), _p(writes or [0.0], 95)
 
 
-def open_config(tmp: str, strict_hot: bool | None) -> MemoryConfig:
+def open_config(tmp: str, strict_hot: bool | None, reader: str | None = None) -> MemoryConfig:
     url = f"sqlite:///{Path(tmp) / 'conflicts.db'}"
     if strict_hot is None:  # the baseline's code may predate the switch
         return MemoryConfig(url=url, index_in_background=False)
-    return MemoryConfig(url=url, index_in_background=False, conflicts=ConflictThresholds(strict_hot=strict_hot))
+    more = {"reader": reader} if reader else {}
+    conflicts = ConflictThresholds(strict_hot=strict_hot)
+    return MemoryConfig(url=url, index_in_background=False, conflicts=conflicts, **more)  # type: ignore[arg-type]
 
 
-async def run(facts: int, calls: int, strict_hot: bool, baseline: str | None, rounds: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        async with await Memory.open(config=open_config(tmp, strict_hot)) as mem:
-            for tag, path in zip(("dev", "heldout", "chat", "blind", "blind2"), DATA, strict=True):
-                cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-                report(path.name, await scenarios(mem, cases, tag))
+async def run(
+    facts: int, calls: int, strict_hot: bool, baseline: str | None, rounds: int, sets: list[str], readers: list[str]
+) -> None:
+    for reader in readers:
+        print(f"# reader: {reader}\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            async with await Memory.open(config=open_config(tmp, strict_hot, reader)) as mem:
+                for tag in sets:
+                    path = DATA[tag]
+                    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+                    report(f"{path.name} (reader: {reader})", await scenarios(mem, cases, tag))
+    if facts <= 0:
+        return
     # Rounds alternate the two codes, each on a fresh database, so that both see the same machine load.
     rows: list[tuple[str, int, float, float, float, dict[str, int], float, float]] = []
     for number in range(1, rounds + 1):
-        with tempfile.TemporaryDirectory() as tmp:
-            async with await Memory.open(config=open_config(tmp, strict_hot)) as mem:
-                rows.append(("this tree", number, *await latency(mem, facts, calls)))
+        for reader in readers:
+            with tempfile.TemporaryDirectory() as tmp:
+                async with await Memory.open(config=open_config(tmp, strict_hot, reader)) as mem:
+                    rows.append((f"this tree, {reader}", number, *await latency(mem, facts, calls)))
         if baseline is not None:
             rows.append((f"`{baseline}`", number, *baseline_latency(baseline, facts, calls)))
     print("\n| code | round | existing facts | remember() p50 | p95 | decisions | calls that wrote: p50 | p95 |")
@@ -212,10 +222,11 @@ async def run(facts: int, calls: int, strict_hot: bool, baseline: str | None, ro
     print(f"(loading and embedding the {facts:,} facts took {rows[0][4]:.0f} s)")
     if baseline is not None:
         for label, column in (("all calls", 3), ("calls that wrote", 7)):
-            mine = statistics.median(float(str(row[column])) for row in rows if row[0] == "this tree")
-            theirs = statistics.median(float(str(row[column])) for row in rows if row[0] != "this tree")
-            print(f"median p95 over {rounds} round(s), {label}: this tree {mine:.1f} ms, `{baseline}` {theirs:.1f} ms"
-                  f" (x{mine / theirs:.2f}; target <= x1.00)")  # fmt: skip
+            theirs = statistics.median(float(str(row[column])) for row in rows if row[0] == f"`{baseline}`")
+            for reader in readers:
+                mine = statistics.median(float(str(row[column])) for row in rows if row[0] == f"this tree, {reader}")
+                print(f"median p95 over {rounds} round(s), {label}: this tree ({reader}) {mine:.1f} ms,"
+                      f" `{baseline}` {theirs:.1f} ms (x{mine / theirs:.2f})")  # fmt: skip
 
 
 async def latency_only(facts: int, calls: int) -> None:
@@ -244,11 +255,19 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="GIT_REF", help="also time remember() with the package at this ref")
     parser.add_argument("--rounds", type=int, default=3, help="latency rounds, alternating the two codes")
     parser.add_argument("--latency-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {', '.join(SETS)}")
+    parser.add_argument(
+        "--readers", default="rules,parser", help="comma-separated readers (MemoryConfig.reader), each over every set"
+    )
     args = parser.parse_args()
     if args.latency_only:
         asyncio.run(latency_only(args.facts, args.calls))
     else:
-        asyncio.run(run(args.facts, args.calls, args.strict_hot, args.baseline, args.rounds))
+        sets, readers = args.sets.split(","), args.readers.split(",")
+        unknown = [name for name in sets if name not in SETS]
+        if unknown:
+            parser.error(f"unknown set(s) {unknown}: choose among {', '.join(SETS)}")
+        asyncio.run(run(args.facts, args.calls, args.strict_hot, args.baseline, args.rounds, sets, readers))
 
 
 if __name__ == "__main__":

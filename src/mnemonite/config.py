@@ -46,6 +46,9 @@ class MemoryConfig(Model):
       full-text indexes and vectors, least recently used out first (the user being searched stays).
     - ``locale``: the locale pack `semantic.remember` reads change markers and predicates from
       (``"en"`` ships; `define_locale_pack` adds more).
+    - ``reader``: how statements are read (subject, attribute, typed values, polarity): ``"auto"`` (the
+      default) by the dependency parser where the ``parser`` extra is installed, else by the locale pack's rules;
+      ``"parser"`` requires the parser (`ParserUnavailableError` at open without it); ``"rules"`` never loads it.
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
     - ``salience``: the decay/boost engine of facts (`SalienceConfig`: decay rate per day, boost
       per access, min salience, consolidation decay).
@@ -82,6 +85,7 @@ class MemoryConfig(Model):
     search: SearchOptions = Field(default_factory=SearchOptions)
     search_cache_bytes: int = Field(default=CACHE_BYTES, ge=0)
     locale: str = Field(default="en", min_length=1)
+    reader: Literal["auto", "parser", "rules"] = "auto"
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)
     consolidator: ConsolidatorConfig = Field(default_factory=ConsolidatorConfig)

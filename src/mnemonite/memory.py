@@ -99,6 +99,7 @@ class Memory:
             thresholds=config.conflicts,
             sensitivity=config.semantic_sensitivity,
             guard=guard,
+            reader=config.reader,
         )
         self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
         # the agent tiers

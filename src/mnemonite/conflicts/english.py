@@ -153,6 +153,17 @@ ENGLISH = LocalePack(
     possessives=["my", "our"],
     third_person=["he", "she", "they", "it", "him", "her", "them", "his", "their", "this", "that"],
     articles=["a", "an", "the", "my", "our", "his", "her"],
+    relations=[*"mom mum mother dad father parent sister brother sibling son daughter kid child baby wife husband"
+               " partner spouse fiance fiancee girlfriend boyfriend cousin aunt uncle niece nephew grandma grandmother"
+               " grandpa grandfather grandparent friend roommate flatmate housemate neighbour neighbor colleague"
+               " coworker boss manager doctor dentist therapist teacher coach landlord landlady trainer tutor mentor"
+               " dog cat puppy kitten pet bird rabbit hamster horse in-law stepmom stepdad stepson stepdaughter"
+               " twin bestie bff family team".split()],
+    change_verbs=[*"switch change move raise lower increase decrease reduce cut drop rise grow bump up climb fall"
+                  " reschedule replace trade swap upgrade downgrade become turn shift transfer convert relocate"
+                  " adjust update renew extend shorten push postpone".split()],
+    replacing_verbs=["replace", "trade", "swap", "ditch", "sell", "exchange", "leave", "quit"],
+    plan_verbs=["plan", "consider", "think", "want", "hope", "wish", "dream", "intend", "aim", "debate", "wonder"],
     trailing=["now", "today", "again", "nowadays", "anymore", "currently", "these", "days", "lately", "too"],
     stopwords=["a", "an", "the", "my", "our", "to", "in", "at", "of", "on", "for", "with", "and", "is", "am", "are",
                "be", "every", "all", "after", "some", "any", "i", "me", "called", "named"],

@@ -138,6 +138,20 @@ class LocalePack(Model):
     verb_predicates: dict[str, str] = Field(default_factory=dict, description="verb stem -> predicate family")
     single_valued: list[str] = Field(default_factory=list, description="predicates from verbs that hold one value")
     normalisers: list[Normaliser] = Field(min_length=1)
+    relations: list[str] = Field(
+        default_factory=list,
+        description="nouns that name a person or an animal someone has ('sister', 'boss', 'dog'): 'my sister works at"
+        " x' is about the sister, where 'my rent is x' is the user's rent (for the statement parser)",
+    )
+    change_verbs: list[str] = Field(
+        default_factory=list, description="verb lemmas that change a value ('raise', 'switch', 'move'): parser"
+    )
+    replacing_verbs: list[str] = Field(
+        default_factory=list, description="verb lemmas whose object is the value replaced ('replace', 'trade'): parser"
+    )
+    plan_verbs: list[str] = Field(
+        default_factory=list, description="verb lemmas of plans and wishes ('plan', 'consider', 'want'): parser"
+    )
     secrets: list[SecretPattern] = Field(
         default_factory=list,
         description="recognisers of this locale's own secrets (a national id, a bank's account format), beside the"

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 
 from mnemonite.conflicts.pack import USER, LocalePack, Triple
+from mnemonite.conflicts.parsed import Parsed, by_parse
 from mnemonite.models.conflict import ConflictThresholds, DecisionKind, Stage, Zone
 from mnemonite.models.fact import Fact
 
@@ -64,6 +65,7 @@ def decide(
     names: frozenset[str] = frozenset(),
     judged: bool = False,
     also: Sequence[tuple[Triple, Sequence[Fact]]] = (),
+    parsed: Parsed | None = None,
 ) -> Outcome:
     """Run the five stages over what the store found for the candidate ``text``.
 
@@ -75,8 +77,35 @@ def decide(
     kept for statements that could not be parsed); ``also``: the statement's other clauses' triples
     (`LocalePack.readings`), each with the current facts stored with its (subject, predicate). Where the first
     reading changes nothing, another clause may supersede ("Greg left, my new boss is Tanya"); a statement whose
-    first reading repeats a held fact is a duplicate only if its other clauses repeat held facts too.
+    first reading repeats a held fact is a duplicate only if its other clauses repeat held facts too. ``parsed``:
+    the dependency parser's readings of the candidate and of its neighbours (`mnemonite.conflicts.parsed`),
+    consulted where the rules leave the statement undecided or admit it beside a held fact.
     """
+    outcome = _by_rules(text, exact, neighbours, same_predicate, pack, thresholds, triple, names, judged, also)
+    if parsed is None or outcome.kind in ("dedup", "supersede") or outcome.reason.startswith(_SETTLED):
+        return outcome
+    found = by_parse(parsed, neighbours, thresholds)
+    if found is None:
+        return outcome
+    return Outcome(found.kind, "subject_predicate", outcome.zone, outcome.cosine, found.reason, found.targets)
+
+
+# admissions the parser leaves alone: a plan, and a value of a predicate the pack knows holds several
+_SETTLED = ("a plan or hypothetical", "another value of the additive predicate")
+
+
+def _by_rules(
+    text: str,
+    exact: Fact | None,
+    neighbours: Sequence[tuple[Fact, float]],
+    same_predicate: Sequence[Fact],
+    pack: LocalePack,
+    thresholds: ConflictThresholds,
+    triple: Triple | None,
+    names: frozenset[str],
+    judged: bool,
+    also: Sequence[tuple[Triple, Sequence[Fact]]],
+) -> Outcome:
     best = neighbours[0][1] if neighbours else None
     zone = thresholds.zone(best)
     if exact is not None:

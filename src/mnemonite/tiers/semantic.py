@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from mnemonite import conflicts as pipeline
+from mnemonite.conflicts.parsed import Parsed
+from mnemonite.reading import StatementReader, parser_available
 from mnemonite._time import utcnow
 from mnemonite.conflicts import LocalePack, locale_pack
 from mnemonite.conflicts.names import UserNames
@@ -108,6 +111,7 @@ class SemanticTier:
         counter: TokenCounter | None = None,
         sensitivity: Sensitivity = "internal",
         guard: SecretGuard | None = None,
+        reader: Literal["auto", "parser", "rules"] | StatementReader | None = "auto",
     ) -> None:
         self._store = store
         self.sensitivity = check_sensitivity(sensitivity, "internal")
@@ -120,6 +124,7 @@ class SemanticTier:
         self.judge = judge
         self.counter = counter or default_counter()
         self._names = UserNames(store, self.locale)
+        self.reader = _reader(reader, self.locale)
 
     # -- remember: the five-stage conflict pipeline ------------------------------------------
 
@@ -212,8 +217,15 @@ class SemanticTier:
             same = await self._names.same_predicate(user, agent, triple, names)
             for clause in readings[1:] if not told else ():  # the caller's triple is the statement's reading
                 also.append((clause, await self._names.same_predicate(user, agent, clause, names)))
+        parsed = None
+        if self.reader is not None and exact is None and neighbours:
+            held = [fact.text for fact, _ in neighbours]
+            readings = await asyncio.to_thread(self.reader.read_many, [text, *held], names)
+            ids = [fact.id for fact, _ in neighbours]
+            parsed = Parsed(readings[0], dict(zip(ids, readings[1:], strict=True)), names)
         outcome = pipeline.decide(
             text,
+            parsed=parsed,
             exact=exact,
             neighbours=neighbours,
             same_predicate=same,
@@ -555,3 +567,17 @@ def _precheck(
                **{k: v for k, v in fields.items() if v is not None}}  # fmt: skip
     AddDelta(fact_payload=payload, source_episode_ids=sources, promotion_ts=utcnow(), rule_id=rule_id,
              confidence=confidence)  # fmt: skip
+
+
+def _reader(
+    reader: Literal["auto", "parser", "rules"] | StatementReader | None, pack: LocalePack
+) -> StatementReader | None:
+    """The statement reader a tier uses: the parser where asked for (or, for "auto", where it is installed and the
+    pack is English), None for the rules alone."""
+    if reader is None or isinstance(reader, StatementReader):
+        return reader
+    if reader == "rules" or (reader == "auto" and (pack.name != "en" or not parser_available())):
+        return None
+    made = StatementReader(pack)
+    made.load()  # "parser" without the extra: ParserUnavailableError, naming it
+    return made

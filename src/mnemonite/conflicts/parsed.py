@@ -1,0 +1,178 @@
+"""The subject/predicate stage read by a dependency parser: typed values, possessed attributes, pronouns.
+
+Where the locale pack's rules leave a statement undecided or admit it beside a held fact, the parser's readings
+(`mnemonite.reading`) of the candidate and of its nearest held facts are compared:
+
+- a value the statement says was replaced ("switched from Comcast to Verizon", "traded in the Civic") that a held
+  fact of the same person holds: that fact is superseded;
+- the same attribute of the same person ("my rent" and "rent went up to", a dose "raised" by someone, a class
+  "moved to" another day) with another value of the same type: superseded, when the attribute holds one value at a
+  time (a possessed thing, an amount, a time or a date, or a change word) and the statement is no past event;
+- the same values of the same person with the same polarity, said with another verb or part of speech ("I earn 4k
+  a month" and "I'm paid 4000 a month", "I run" and "I'm a runner"): a duplicate.
+
+"he" and "she" mean the one other person the nearest facts are about, or, in a memory about one named
+person with no other, that person. Everything else is left as the rules decided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mnemonite.models.conflict import ConflictThresholds, DecisionKind
+from mnemonite.models.fact import Fact
+from mnemonite.reading.statement import USER, Reading
+from mnemonite.reading.values import Value
+
+_AMOUNTS = frozenset({"number", "money", "quantity", "percent"})
+_GENERIC = frozenset({"be", "have", "do", "get", "go", "?"})
+_NAMED = frozenset({"place", "org", "person", "thing"})
+_SINGULAR = frozenset({"?he", "?she", "?him", "?her"})
+_PARAPHRASE = 0.7  # how close in meaning two statements with the same amounts must be to be one fact
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """The parser's readings of a candidate and of the held facts it was compared with (by fact id)."""
+
+    candidate: tuple[Reading, ...]
+    held: dict[str, tuple[Reading, ...]]
+    names: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Found:
+    kind: DecisionKind
+    reason: str
+    targets: tuple[str, ...]
+
+
+def by_parse(parsed: Parsed, neighbours: Sequence[tuple[Fact, float]], thresholds: ConflictThresholds) -> Found | None:
+    """The parser's decision over the nearest held facts, or None where it sees nothing to decide."""
+    near = [(f, cos) for f, cos in neighbours if cos > thresholds.conflict_check and f.id in parsed.held]
+    if not near or not parsed.candidate:
+        return None
+    people = _others(neighbours, parsed)
+    clauses = [c for c in parsed.candidate if not c.plan]
+    if len(clauses) < len(parsed.candidate) and not any(c.old for c in clauses):
+        return None  # a plan in the statement: nothing changes yet
+    for clause in clauses:
+        mine = _resolve(clause, people, parsed.names)
+        if mine is None:
+            continue
+        for fact, cos in near:
+            for theirs in parsed.held[fact.id]:
+                held = _resolve(theirs, people, parsed.names)
+                if held is None or held.owner != mine.owner or held.negated:
+                    continue
+                found = _compare(mine, held, fact, cos, len(clauses) > 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def _compare(mine: Reading, held: Reading, fact: Fact, cosine: float, several: bool) -> Found | None:
+    said = f"{mine.owner}'s {_name(mine, held)}"
+    replaced = [v for v in mine.old if any(v.same(h) for h in held.values)]
+    if replaced and not mine.negated:
+        return Found("supersede", f"parsed: {said} was {replaced[0].text!r}, now another", (fact.id,))
+    if not (_same_attribute(mine, held) or mine.topic & held.topic):
+        return _paraphrase(mine, held, fact, cosine, several)
+    pairs = [(m, h) for m in mine.values for h in held.values if _comparable(m, h)]
+    if not pairs:
+        return _paraphrase(mine, held, fact, cosine, several)
+    equal = [m for m, h in pairs if m.same(h)]
+    other = [(m, h) for m, h in pairs if not m.same(h) and not any(m.same(x) for x in held.values)]
+    if equal and not other and mine.negated == held.negated and not mine.change and not several:
+        return Found("dedup", f"parsed: the same {said} ({equal[0].text!r})", (fact.id,))
+    if other and not mine.negated and not (mine.past and not mine.change) and _one_value(mine, held, other):
+        new, old = other[0]
+        return Found("supersede", f"parsed: {said} is {new.text!r}, was {old.text!r}", (fact.id,))
+    return None
+
+
+def _paraphrase(mine: Reading, held: Reading, fact: Fact, cosine: float, several: bool) -> Found | None:
+    """The same values or the same words of content, said another way, is one fact."""
+    if mine.negated != held.negated or mine.change or several or cosine < _PARAPHRASE:
+        return None
+    if mine.possessed and held.possessed and mine.attribute != held.attribute:
+        return None  # "my rent is 2000" and "my salary is 2000"
+    measured = {(v.kind, v.norm) for v in mine.values if v.measured}
+    theirs = {(v.kind, v.norm) for v in held.values if v.measured}
+    if measured and measured == theirs and _named_agree(mine.values, held.values):
+        return Found("dedup", f"parsed: the same amounts of {mine.owner} said another way", (fact.id,))
+    if mine.gist and mine.gist == held.gist:
+        return Found("dedup", f"parsed: the same words of content about {mine.owner}", (fact.id,))
+    return None
+
+
+def _named_agree(mine: Sequence[Value], held: Sequence[Value]) -> bool:
+    """No named value (a place, an organisation, a person) on one side that the other names otherwise."""
+    ours = [v for v in mine if v.kind in ("place", "org", "person")]
+    theirs = [v for v in held if v.kind in ("place", "org", "person")]
+    return all(any(v.same(h) for h in theirs) for v in ours) if ours and theirs else True
+
+
+def _same_attribute(mine: Reading, held: Reading) -> bool:
+    if mine.attribute == "?" or held.attribute == "?":
+        return any(v.measured for v in mine.values) and any(v.measured for v in held.values)
+    if mine.attribute == held.attribute:
+        return mine.attribute.split(" ")[0] not in _GENERIC or mine.possessed
+    if mine.possessed and held.possessed:
+        one, other = set(mine.attribute.split()), set(held.attribute.split())
+        return mine.attribute.split()[-1] == held.attribute.split()[-1] or one <= other or other <= one
+    if mine.possessed != held.possessed:  # "my rent went up" and "I pay 1800 in rent"
+        noun, other_reading = (mine, held) if mine.possessed else (held, mine)
+        return noun.attribute.split()[-1] in other_reading.gist or _stem_in(noun.attribute, other_reading)
+    return mine.verb == held.verb and mine.verb not in _GENERIC
+
+
+def _stem_in(attribute: str, reading: Reading) -> bool:
+    word = attribute.split()[-1]
+    return len(word) > 3 and any(g.startswith(word[:-1]) for g in reading.gist)
+
+
+def _comparable(mine: Value, held: Value) -> bool:
+    """Two values of one type: amounts in the same unit (or one without), two times, two dates, two names."""
+    if mine.measured or held.measured:
+        kinds = {mine.kind, held.kind}
+        same_kind = mine.kind == held.kind or kinds <= {"number", "quantity", "money"}
+        return same_kind and (mine.unit == held.unit or not (mine.unit and held.unit))
+    return mine.kind == held.kind and mine.kind in ("place", "org", "person")
+
+
+def _one_value(mine: Reading, held: Reading, other: list[tuple[Value, Value]]) -> bool:
+    """Whether the attribute holds one value at a time here: an amount (a rent, a dose, a size); a change the
+    statement says ("moved to", "switched", "went up to"); a day, a time or a name of something possessed ("my
+    dentist is", "my wedding is on"), not of a fragment ("lunch with Ana on Friday" is one more lunch)."""
+    if mine.change or any(m.kind in _AMOUNTS for m, _ in other):
+        return True
+    return mine.possessed and held.possessed and not (mine.fragment or held.fragment)
+
+
+def _name(mine: Reading, held: Reading) -> str:
+    return mine.attribute if mine.attribute not in ("?", "") else held.attribute
+
+
+def _others(near: Sequence[tuple[Fact, float]], parsed: Parsed) -> set[str]:
+    """The people other than the user that the related facts are about."""
+    found: set[str] = set()
+    for fact, _ in near:
+        for reading in parsed.held.get(fact.id, ()):
+            if reading.resolved and reading.owner != USER:
+                found.add(reading.owner)
+    return found
+
+
+def _resolve(reading: Reading, people: set[str], names: frozenset[str]) -> Reading | None:
+    """The reading with "he"/"she"/"they" resolved, or None where it cannot be."""
+    if reading.resolved:
+        return reading
+    if reading.owner not in _SINGULAR:  # "they" may be several people
+        return None
+    if len(people) == 1:
+        return reading.about(next(iter(people)))
+    if not people and names:
+        return reading.about(USER)
+    return None

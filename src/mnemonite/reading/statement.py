@@ -1,0 +1,343 @@
+"""Statements read by a dependency parser: who a clause is about, what it says of them, and the typed values.
+
+A `Reading` is one clause: its ``owner`` ("user" for the first person and the user's names, "user's sister" for
+a relation, a name, "?she" for a pronoun the caller resolves from context), its ``attribute`` (a possessed thing
+"rent", "blood pressure", or the verb with its particle and preposition "live in"), the `Value` objects it gives,
+its polarity, and what the locale pack knows that a parser cannot: change words ("switched", "went up to"), plan
+words ("might", "thinking of"), person nouns ("sister", "boss").
+
+`StatementReader.read_many` parses in batches and keeps what it read (held facts are read again at every
+statement that meets them; their text never changes).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from mnemonite.reading.parser import MODEL, load_parser
+from mnemonite.reading.values import Value, value_of
+
+if TYPE_CHECKING:
+    from mnemonite.conflicts.pack import LocalePack
+
+USER = "user"
+MAX_CHARS = 2_000  # longer statements are read from their start: a parser's cost grows with the sentence
+_CACHE = 20_000
+_SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "expl"})
+_VALUES = frozenset({"dobj", "attr", "acomp", "oprd", "pobj", "dative", "npadvmod", "appos", "xcomp", "ccomp"})
+_NAMED = frozenset({"PROPN", "NUM"})
+_LIGHT = frozenset({"be", "have", "do", "get", "go", "make", "take", "'s", "will", "would", "can", "just"})
+_CONTENT = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
+_TIME_WORDS = frozenset({"day", "week", "month", "year", "time", "today", "now", "morning", "evening", "night"})
+_PART_OF_DAY = ("in the evening", "in the afternoon", "in the morning", "at night", "tonight")
+_SUFFIX = re.compile(r"(?:ers|er|ing|ings|ist|ists|ian|s)$")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One clause of a statement, as the parser read it."""
+
+    text: str
+    owner: str
+    attribute: str
+    verb: str
+    values: tuple[Value, ...] = ()
+    old: tuple[Value, ...] = ()  # the values the clause says were replaced ("from Comcast", "traded in the Civic")
+    negated: bool = False
+    change: bool = False
+    plan: bool = False
+    past: bool = False
+    possessed: bool = False  # the attribute is a thing the owner has one of ("my rent", "her dentist")
+    implicit: bool = False  # no subject written: the speaker
+    gist: frozenset[str] = field(default=frozenset(), compare=False)
+    topic: frozenset[str] = field(default=frozenset(), compare=False)  # what it is about: content words, no values
+    fragment: bool = False  # no verb ("dress size 12"): read from its nouns and values
+
+    @property
+    def resolved(self) -> bool:
+        return not self.owner.startswith("?")
+
+    def about(self, owner: str) -> Reading:
+        """The same reading with its pronoun resolved to ``owner``."""
+        return replace(self, owner=owner)
+
+
+class StatementReader:
+    """Reads statements with the locale pack's words for what a parser cannot know."""
+
+    def __init__(self, pack: LocalePack, model: str = MODEL) -> None:
+        self.pack = pack
+        self.model = model
+        self._nlp: Any = None
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[tuple[str, frozenset[str]], tuple[Reading, ...]] = OrderedDict()
+        self._relations = frozenset(pack.relations)
+        self._change = frozenset(pack.change_verbs)
+        self._replacing = frozenset(pack.replacing_verbs)
+        self._plans = frozenset(pack.plan_verbs)
+        self._first = frozenset(pack.first_person) | {"i", "me", "we", "us", "myself"}
+        self._third = frozenset(pack.third_person)
+
+    def load(self) -> None:
+        """Load the parser now (raises `ParserUnavailableError` where it is missing)."""
+        if self._nlp is None:
+            self._nlp = load_parser(self.model)
+
+    def read(self, text: str, names: Iterable[str] = ()) -> tuple[Reading, ...]:
+        return self.read_many([text], names)[0]
+
+    def read_many(self, texts: Sequence[str], names: Iterable[str] = ()) -> list[tuple[Reading, ...]]:
+        """Every text's clauses, parsed in one batch (what was read before comes from the cache)."""
+        self.load()
+        known = frozenset(names)
+        with self._lock:  # read from worker threads: one parse at a time, the cache consistent
+            missing = list(dict.fromkeys(t for t in texts if (t, known) not in self._cache))
+            read = {}
+            if missing:
+                docs = self._nlp.pipe([_plain(t)[:MAX_CHARS] for t in missing], batch_size=64)
+                for text, doc in zip(missing, docs, strict=True):
+                    read[text] = self._cache[(text, known)] = self._clauses(doc, text, known)
+                    if len(self._cache) > _CACHE:
+                        self._cache.popitem(last=False)
+            return [read[t] if t in read else self._cache[(t, known)] for t in texts]
+
+    # -- one parsed statement ------------------------------------------------------------------
+
+    def _clauses(self, doc: Any, text: str, names: frozenset[str]) -> tuple[Reading, ...]:
+        found: list[Reading] = []
+        plan_text = self.pack.plan_marker(text) is not None
+        change_text = self.pack.change_signal(text) is not None
+        for sent in doc.sents:
+            # the main clause, the clauses joined to it, and those with a subject of their own ("we adopted a
+            # puppy, I live in Leeds"); a clause without a verb ("lunch with Ana on Friday") is not read
+            heads = [
+                t
+                for t in sent
+                if t.pos_ in ("VERB", "AUX")
+                and (
+                    t.dep_ in ("ROOT", "conj")
+                    or (t.dep_ in ("ccomp", "parataxis") and any(c.dep_ in _SUBJECTS for c in t.children))
+                )
+            ]
+            if not heads:
+                fragment = self._fragment(sent, names, plan_text, change_text)
+                if fragment is not None:
+                    found.append(fragment)
+                continue
+            inherited: Any = None
+            for head in heads:
+                subject = next((c for c in head.children if c.dep_ in _SUBJECTS), None)
+                if subject is None and head.dep_ == "conj":
+                    subject = inherited
+                inherited = subject if head.dep_ == "ROOT" else inherited
+                found.append(self._clause(head, subject, names, plan_text, change_text))
+        return tuple(found)
+
+    def _clause(self, head: Any, subject: Any, names: frozenset[str], plan: bool, change: bool) -> Reading:
+        owner, attribute, possessed, implicit = self._subject(subject, names)
+        verb = head.lemma_.lower()
+        values: list[Value] = []
+        old: list[Value] = []
+        prep_to = any(c.dep_ == "prep" and c.lower_ in ("to", "into") for c in head.children)
+        replacing = verb in self._replacing
+        if verb in self._change:  # "they raised my credit limit to $8,000", "upped my pension contribution to 8%"
+            target = next((c for c in head.children if c.dep_ in ("dobj", "nsubjpass")), None)
+            if target is not None and target.lower_ in ("me", "us"):
+                owner, implicit = USER, False
+            elif target is not None and target.pos_ == "NOUN" and _possessors(target):
+                owner, attribute, possessed, _ = self._subject(target, names)
+                if attribute:
+                    subject = target
+        for child, prep in _objects(head):
+            if subject is not None and child.i == subject.i:
+                continue
+            if verb in self._change and child.dep_ == "dobj" and child.lower_ in ("it", "that", "this", "them"):
+                owner, attribute, possessed = USER, "?", False  # "the doctor raised it to 20mg": the user's dose
+            value = _value(child)
+            if value is None or any(value.same(v) for v in (*values, *old)):
+                continue
+            if (prep == "from" and prep_to) or (replacing and prep not in ("for", "with", "to", "by")):
+                old.append(value)  # "switched from x to y", "traded in the Civic for a Subaru"
+            else:
+                values.append(value)
+        if attribute == "":
+            attribute = verb if verb not in ("be",) else "be"
+            particle = next((c.lower_ for c in head.children if c.dep_ == "prt"), "")
+            prep = next((c.lower_ for c in head.children if c.dep_ == "prep" and c.lower_ not in ("from",)), "")
+            attribute = " ".join(w for w in (attribute, particle, prep) if w)
+        negated = any(c.dep_ == "neg" for c in head.children) or any(
+            c.dep_ == "det" and c.lower_ == "no" for t in head.children for c in t.children if t.dep_ == "dobj"
+        )
+        auxes = [c for c in head.children if c.dep_ in ("aux", "auxpass")]
+        modal = any(c.tag_ == "MD" and c.lemma_.lower() not in ("will", "can", "'ll", "ca") for c in auxes)
+        planned = plan or modal or verb in self._plans
+        changed = change or verb in self._change or bool(old) or _direction(head)
+        past = (head.tag_ == "VBD" and not changed) or any(c.lower_ in ("used",) for c in auxes)
+        gist = frozenset(_stem(t.lemma_.lower()) for t in head.subtree if t.pos_ in _CONTENT
+                         and t.lemma_.lower() not in _LIGHT and not (subject is not None and t.i == subject.i
+                                                                    and owner != USER and attribute))  # fmt: skip
+        in_values = {t.i for t in head.subtree if t.ent_type_ or t.like_num or t.pos_ in ("PROPN", "NUM")}
+        topic = frozenset(
+            _stem(t.lemma_.lower())
+            for t in head.subtree
+            if t.pos_ in ("NOUN", "VERB", "ADJ") and t.i not in in_values and t.lemma_.lower() not in _LIGHT
+            and t.lemma_.lower() not in self._change and t.lemma_.lower() not in _TIME_WORDS
+        )  # fmt: skip
+        return Reading(
+            topic=topic,
+            text=" ".join(t.text for t in head.subtree),
+            owner=owner,
+            attribute=attribute,
+            verb=verb,
+            values=tuple(values),
+            old=tuple(old),
+            negated=negated,
+            change=changed,
+            plan=planned,
+            past=past,
+            possessed=possessed,
+            implicit=implicit,
+            gist=gist | frozenset(v.norm for v in values if v.measured),
+        )
+
+    def _fragment(self, sent: Any, names: frozenset[str], plan: bool, change: bool) -> Reading | None:
+        """A sentence without a verb ("dress size 12", "$2,100 now that the lease renewed"): what it is about is
+        its first noun, its values are the amounts and names in it."""
+        values: list[Value] = []
+        for entity in sent.ents:
+            value = value_of(entity.text, entity.label_)
+            if value is not None and not any(value.same(v) for v in values):
+                values.append(value)
+        for token in sent:
+            if token.like_num and not token.ent_type_:
+                value = _value(token)
+                if value is not None and not any(value.same(v) for v in values):
+                    values.append(value)
+        if not values:
+            return None
+        noun = next((t for t in sent if t.pos_ == "NOUN" and not t.ent_type_ and t.dep_ != "compound"), None)
+        owner, attribute, possessed = USER, "", True
+        if noun is not None:
+            owner, attribute, possessed, _ = self._subject(noun, names)
+        topic = frozenset(_stem(t.lemma_.lower()) for t in sent if t.pos_ in ("NOUN", "ADJ", "VERB")
+                          and not t.ent_type_ and not t.like_num and t.lemma_.lower() not in _TIME_WORDS)  # fmt: skip
+        return Reading(
+            text=sent.text, owner=owner, attribute=attribute or "?", verb="", values=tuple(values),
+            negated=any(t.dep_ == "neg" for t in sent), change=change, plan=plan, possessed=bool(attribute),
+            implicit=True, gist=topic | frozenset(v.norm for v in values), topic=topic, fragment=True,
+        )  # fmt: skip
+
+    def _subject(self, subject: Any, names: frozenset[str]) -> tuple[str, str, bool, bool]:
+        """(owner, attribute or "", possessed, implicit) of a clause's subject."""
+        if subject is None:
+            return USER, "", False, True
+        word = subject.lower_
+        if subject.pos_ == "PRON" or word in self._first or word in self._third:
+            if word in self._first:
+                return USER, "", False, False
+            if word in ("it", "this", "that"):
+                return USER, "?", False, False
+            return f"?{word}", "", False, False
+        chain = _possessors(subject)
+        base = USER
+        if chain:
+            first = chain[0]
+            lowered = first.lower_
+            if lowered in self._first or lowered in ("my", "our"):
+                base = USER
+            elif first.pos_ == "PRON":
+                base = f"?{lowered}"
+            else:
+                base = USER if lowered in names else lowered
+            relations = [t.lemma_.lower() for t in chain[1:]]
+            if relations:
+                base = f"{base}'s {' '.join(relations)}"
+        noun = " ".join(t.lemma_.lower() for t in _compound(subject))
+        if subject.lemma_.lower() in self._relations:
+            return (f"{base}'s {noun}", "", False, False) if chain else (f"{USER}'s {noun}", "", False, False)
+        if subject.pos_ == "PROPN" or subject.ent_type_ == "PERSON":
+            name = " ".join(t.lower_ for t in _compound(subject))
+            return (USER if name in names or subject.lower_ in names else name), "", False, False
+        return base, noun, subject.tag_ != "NNS", not chain
+
+
+def _plain(text: str) -> str:
+    return text.replace("\u2019", "'").replace("\u2018", "'")
+
+
+def _stem(word: str) -> str:
+    """A rough stem, the same for a verb and the noun of who does it ("run", "runner"; "swim", "swimmer")."""
+    if len(word) <= 4:
+        return word
+    stem = _SUFFIX.sub("", word)
+    return stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls" else stem
+
+
+def _possessors(token: Any) -> list[Any]:
+    """The chain of possessors before a noun, outermost first: "my sister's husband" -> [my, sister]."""
+    chain: list[Any] = []
+    current = token
+    while True:
+        owner = next((c for c in current.children if c.dep_ == "poss"), None)
+        if owner is None:
+            break
+        chain.insert(0, owner)
+        current = owner
+    return chain
+
+
+def _compound(token: Any) -> list[Any]:
+    return [c for c in token.lefts if c.dep_ == "compound"] + [token]
+
+
+def _objects(head: Any) -> list[tuple[Any, str]]:
+    """The tokens that carry a clause's values, each with the preposition it follows ("" for none)."""
+    found: list[tuple[Any, str]] = []
+    for child in head.children:
+        if child.dep_ == "prep" or child.dep_ == "agent":
+            for grand in child.children:
+                if grand.dep_ in ("pobj", "pcomp"):
+                    found.append((grand, child.lower_))
+        elif child.dep_ in _VALUES and child.pos_ not in ("VERB", "AUX"):
+            found.append((child, ""))
+            for grand in child.children:  # "a nurse at St Mary's", "2,400 a month"
+                if grand.dep_ == "prep":
+                    found.extend((g, grand.lower_) for g in grand.children if g.dep_ == "pobj")
+        elif child.dep_ in ("advmod",) and child.lower_ in ("up", "down"):
+            for grand in child.children:
+                if grand.dep_ == "prep":
+                    found.extend((g, grand.lower_) for g in grand.children if g.dep_ == "pobj")
+    return found
+
+
+def _direction(head: Any) -> bool:
+    """A value said to go "up to", "down to", "from … to": a change whatever the verb."""
+    doc = head.doc
+    return any(
+        token.lower_ in ("up", "down") and token.i + 1 < len(doc) and doc[token.i + 1].lower_ == "to"
+        for token in head.subtree
+    )
+
+
+def _value(token: Any) -> Value | None:
+    """The value a token carries: the named entity it is part of, or the token with its modifiers."""
+    if token.pos_ == "PRON" or token.lower_ in ("it", "that", "this", "one"):
+        return None
+    if token.ent_type_:
+        span = next((e for e in token.doc.ents if e.start <= token.i < e.end), None)
+        if span is not None:
+            after = token.doc[span.end : span.end + 3].text.lower()  # "half past seven in the evening"
+            part = next((p for p in _PART_OF_DAY if after.startswith(p)), "")
+            return value_of(f"{span.text} {part}".strip(), span.label_)
+    # the words before the token that modify it, and the unit after a number ("20 mg")
+    parts = [t for left in token.lefts if left.dep_ not in ("det", "poss", "punct", "cc", "prep") for t in left.subtree]
+    parts += [token, *(r for r in token.rights if r.dep_ in ("compound", "nummod", "quantmod", "npadvmod"))]
+    text = " ".join(t.text for t in sorted(parts, key=lambda t: t.i))
+    if token.pos_ not in _NAMED and token.pos_ not in ("NOUN", "ADJ"):
+        return None
+    return value_of(text, None)

@@ -1,0 +1,214 @@
+"""Typed values and how they compare: "2,400 dollars" is "$2400", "half past seven in the evening" is "19:30",
+"three dozen" is 36, "May 3rd" is "3 May".
+
+`value_of` turns the words of a value (with the kind the parser's entity recogniser gave them, if any) into a
+`Value` whose ``norm`` is equal for two ways of writing the same value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+Kind = str  # money, quantity, number, percent, date, time, person, place, org, thing
+
+_ENTITY_KINDS = {
+    "MONEY": "money",
+    "QUANTITY": "quantity",
+    "CARDINAL": "number",
+    "PERCENT": "percent",
+    "DATE": "date",
+    "TIME": "time",
+    "PERSON": "person",
+    "GPE": "place",
+    "LOC": "place",
+    "FAC": "place",
+    "ORG": "org",
+    "PRODUCT": "thing",
+    "WORK_OF_ART": "thing",
+    "NORP": "thing",
+    "LANGUAGE": "thing",
+    "EVENT": "thing",
+    "ORDINAL": "number",
+}
+
+_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "a": 1, "an": 1, "half": 0.5, "couple": 2,
+}  # fmt: skip
+_SCALES = {"hundred": 100, "thousand": 1_000, "k": 1_000, "grand": 1_000, "million": 1_000_000,
+           "mil": 1_000_000, "dozen": 12, "billion": 1_000_000_000, "bn": 1_000_000_000}  # fmt: skip
+_CURRENCY = {"$": "usd", "dollar": "usd", "dollars": "usd", "bucks": "usd", "usd": "usd", "€": "eur", "euro": "eur",
+             "euros": "eur", "eur": "eur", "£": "gbp", "pound": "gbp", "pounds": "gbp", "quid": "gbp", "gbp": "gbp",
+             "¥": "jpy", "yen": "jpy", "chf": "chf", "francs": "chf"}  # fmt: skip
+_UNITS = {"kg": "kg", "kgs": "kg", "kilo": "kg", "kilos": "kg", "kilogram": "kg", "kilograms": "kg", "lb": "lb",
+          "lbs": "lb", "pound": "lb", "pounds": "lb", "km": "km", "kms": "km", "kilometre": "km", "kilometres": "km",
+          "kilometer": "km", "kilometers": "km", "mile": "mi", "miles": "mi", "mi": "mi", "mg": "mg", "milligram": "mg",
+          "milligrams": "mg", "ml": "ml", "cm": "cm", "m": "m", "metre": "m", "metres": "m", "meter": "m",
+          "meters": "m", "ft": "ft", "foot": "ft", "feet": "ft", "inch": "in", "inches": "in", "hour": "h",
+          "hours": "h", "hr": "h", "hrs": "h", "h": "h", "minute": "min", "minutes": "min", "min": "min",
+          "mins": "min", "step": "step", "steps": "step", "mph": "mph", "percent": "%", "%": "%", "cup": "cup",
+          "cups": "cup", "day": "day", "days": "day", "week": "week", "weeks": "week", "year": "year",
+          "years": "year", "month": "month", "months": "month", "gb": "gb", "mb": "mb", "tb": "tb",
+          "mbps": "mbps", "gbps": "gbps", "calories": "kcal", "kcal": "kcal"}  # fmt: skip
+_MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
+                                       "september", "october", "november", "december"), 1)}  # fmt: skip
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w])")
+_GLUED = re.compile(r"(\d)(?!(?:st|nd|rd|th)\b)([a-zA-Z]{1,5})\b")
+_CLOCK = re.compile(r"\b(\d{1,2})(?:[:.h](\d{2}))?\s*(a\.?m\.?|p\.?m\.?)?(?![\w])", re.IGNORECASE)
+_HHMM = re.compile(r"\b\d{1,2}[:h]\d{2}\b|\b\d{1,2}\s*[ap]\.?m\b", re.IGNORECASE)
+_TOKEN = re.compile(r"[$€£¥%]|[^\W_]+(?:[.'][^\W_]+)*")
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value a statement gives: its words, its kind and a comparable form."""
+
+    text: str
+    kind: Kind
+    norm: str
+    unit: str = ""
+
+    @property
+    def measured(self) -> bool:
+        """A value that is an amount, a time or a date: an attribute holding it holds one at a time."""
+        return self.kind in ("money", "quantity", "number", "percent", "date", "time")
+
+    def same(self, other: Value) -> bool:
+        """The same value, however written (a number with or without its unit or currency matches)."""
+        if self.norm and self.norm == other.norm:
+            return self.unit == other.unit or not (self.unit and other.unit)
+        return False
+
+
+def value_of(text: str, entity: str | None = None) -> Value | None:
+    """The `Value` of the words ``text`` (``entity``: the entity label the parser gave them), or None for words
+    that name nothing (a pronoun, an article)."""
+    said = text
+    text = _GLUED.sub(r"\1 \2", text)  # "10mg" -> "10 mg", "4k" -> "4 k"; not "3rd"
+    words = [w.lower() for w in _TOKEN.findall(text)]
+    if not words:
+        return None
+    kind = _ENTITY_KINDS.get(entity or "", "")
+    if kind in ("time", "date") or _temporal(words) or _HHMM.search(text):
+        found = _clock(text, words)
+        if found is not None:
+            return Value(said, "time", found)
+        day = _date(words)
+        if day is not None:
+            return Value(said, "date", day)
+        if kind in ("time", "date"):
+            kind = ""
+    number = _amount(text, words)
+    if number is not None:
+        currency = next((_CURRENCY[w] for w in words if w in _CURRENCY), "")
+        if currency or kind == "money":
+            return Value(said, "money", _fmt(number), currency)
+        unit = next((_UNITS[w] for w in words if w in _UNITS), "")
+        if "%" in words or "percent" in words:
+            return Value(said, "percent", _fmt(number), "%")
+        return Value(said, "quantity" if unit else "number", _fmt(number), unit)
+    return Value(said, kind or "thing", " ".join(words))
+
+
+def _temporal(words: list[str]) -> bool:
+    return any(
+        w in _MONTHS or w in _DAYS or w in ("am", "pm", "noon", "midnight", "o'clock", "past", "quarter") for w in words
+    )
+
+
+def _fmt(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else f"{number:g}"
+
+
+def _amount(text: str, words: list[str]) -> float | None:
+    """The number the words say, in digits or in words ("2,400", "4k", "three dozen", "twenty-five")."""
+    found = _NUMBER.search(text)
+    if found is not None:
+        digits = found.group(1)
+        value = float(digits.replace(",", ""))
+        rest = text[found.end() :].split()
+        after = rest[0].lower() if rest else ""
+        return value * _SCALES.get(after, 1)
+    total, current, seen = 0.0, 0.0, False
+    parts = [w for part in words for w in part.split("-")]
+    for i, word in enumerate(parts):
+        if word in ("a", "an"):  # "a hundred", "a dozen"; not "a ten-mile ride"
+            if i + 1 < len(parts) and parts[i + 1] in _SCALES and not seen:
+                current, seen = 1.0, True
+            continue
+        if word in _WORDS:
+            current += _WORDS[word]
+            seen = True
+        elif word in _SCALES and (seen or current):
+            current = (current or 1) * _SCALES[word]
+            if _SCALES[word] >= 1000:
+                total, current = total + current, 0.0
+            seen = True
+        elif seen and word not in ("and",):
+            break
+    return total + current if seen else None
+
+
+def _clock(text: str, words: list[str]) -> str | None:
+    """A time of day as HH:MM ("7:30pm", "19:30", "half past seven in the evening", "noon")."""
+    if "noon" in words or "midday" in words:
+        return "12:00"
+    if "midnight" in words:
+        return "00:00"
+    evening = any(w in ("pm", "p.m", "evening", "night", "afternoon", "tonight") for w in words)
+    hour = minute = None
+    if "past" in words or "to" in words:
+        i = words.index("past") if "past" in words else words.index("to")
+        before = words[:i]
+        after = words[i + 1 : i + 2]
+        minute_word = {"half": 30, "quarter": 15}.get(before[-1] if before else "")
+        if minute_word is None and before:
+            minute_word = int(_amount(before[-1], [before[-1]]) or 0) or None
+        hour_value = _amount(" ".join(after), after) if after else None
+        if minute_word is not None and hour_value is not None:
+            hour, minute = int(hour_value), minute_word
+            if words[i] == "to":
+                hour, minute = (hour - 1) % 24, 60 - minute
+    if hour is None:
+        found = _CLOCK.search(text)
+        if found is not None and (found.group(2) or found.group(3) or "o'clock" in words):
+            hour, minute = int(found.group(1)), int(found.group(2) or 0)
+            evening = evening or (found.group(3) or "").lower().startswith("p")
+        elif "o'clock" in words:
+            i = words.index("o'clock")
+            value = _amount(words[i - 1], [words[i - 1]]) if i else None
+            hour, minute = (int(value), 0) if value is not None else (None, None)
+    if hour is None or minute is None or not (0 <= hour <= 24 and 0 <= minute < 60):
+        return None
+    if evening and hour < 12:
+        hour += 12
+    return f"{hour % 24:02d}:{minute:02d}"
+
+
+def _date(words: list[str]) -> str | None:
+    """A day of the year ("3 May", "May 3rd", "the 3rd of May", "3 May 1990"), or a weekday."""
+    month = next((_MONTHS[w.rstrip(".")] for w in words if w.rstrip(".") in _MONTHS), None)
+    if month is None:
+        day_name = next((w for w in words if w in _DAYS or w.rstrip("s") in _DAYS), None)
+        return day_name.rstrip("s") if day_name else None
+    day = year = None
+    for word in words:
+        ordinal = _ORDINAL.match(word)
+        number = int(ordinal.group(1)) if ordinal else (int(word) if word.isdigit() else None)
+        if number is None:
+            continue
+        if 1 <= number <= 31 and day is None:
+            day = number
+        elif number >= 1000:
+            year = number
+    parts = [f"{year:04d}"] if year else []
+    parts += [f"{month:02d}"] + ([f"{day:02d}"] if day else [])
+    return "-".join(parts)

