@@ -192,17 +192,21 @@ def open_config(tmp: str, strict_hot: bool | None, reader: str | None = None) ->
     return MemoryConfig(url=url, index_in_background=False, conflicts=conflicts, **more)  # type: ignore[arg-type]
 
 
+async def labelled(strict_hot: bool, sets: list[str], reader: str) -> None:
+    print(f"# reader: {reader}\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        async with await Memory.open(config=open_config(tmp, strict_hot, reader)) as mem:
+            for tag in sets:
+                path = DATA[tag]
+                cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+                report(f"{path.name} (reader: {reader})", await scenarios(mem, cases, tag))
+
+
 async def run(
     facts: int, calls: int, strict_hot: bool, baseline: str | None, rounds: int, sets: list[str], readers: list[str]
 ) -> None:
     for reader in readers:
-        print(f"# reader: {reader}\n")
-        with tempfile.TemporaryDirectory() as tmp:
-            async with await Memory.open(config=open_config(tmp, strict_hot, reader)) as mem:
-                for tag in sets:
-                    path = DATA[tag]
-                    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-                    report(f"{path.name} (reader: {reader})", await scenarios(mem, cases, tag))
+        await labelled(strict_hot, sets, reader)
     if facts <= 0:
         return
     # Rounds alternate the two codes, each on a fresh database, so that both see the same machine load.

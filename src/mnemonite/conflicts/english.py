@@ -156,13 +156,18 @@ ENGLISH = LocalePack(
     relations=[*"mom mum mother dad father parent sister brother sibling son daughter kid child baby wife husband"
                " partner spouse fiance fiancee girlfriend boyfriend cousin aunt uncle niece nephew grandma grandmother"
                " grandpa grandfather grandparent friend roommate flatmate housemate neighbour neighbor colleague"
-               " coworker boss manager doctor dentist therapist teacher coach landlord landlady trainer tutor mentor"
-               " dog cat puppy kitten pet bird rabbit hamster horse in-law stepmom stepdad stepson stepdaughter"
+               " coworker boss manager doctor doc dentist therapist teacher coach landlord landlady trainer tutor"
+               " mentor dog cat puppy kitten pet bird rabbit hamster horse in-law stepmom stepdad stepson stepdaughter"
                " twin bestie bff family team".split()],
     change_verbs=[*"switch change move raise lower increase decrease reduce cut drop rise grow bump up climb fall"
                   " reschedule replace trade swap upgrade downgrade become turn shift transfer convert relocate"
                   " adjust update renew extend shorten push postpone".split()],
     replacing_verbs=["replace", "trade", "swap", "ditch", "sell", "exchange", "leave", "quit"],
+    ending_verbs=["stop", "quit", "cancel", "lose", "sell", "end", "drop", "ditch", "leave", "finish", "retire",
+                  "pay off", "give up", "move out", "break up"],
+    many_relations=[*"friend sibling sister brother cousin aunt uncle niece nephew kid child son daughter"
+                    " grandparent grandchild neighbour neighbor colleague coworker roommate flatmate housemate"
+                    " classmate pet dog cat bird".split()],
     plan_verbs=["plan", "consider", "think", "want", "hope", "wish", "dream", "intend", "aim", "debate", "wonder"],
     trailing=["now", "today", "again", "nowadays", "anymore", "currently", "these", "days", "lately", "too"],
     stopwords=["a", "an", "the", "my", "our", "to", "in", "at", "of", "on", "for", "with", "and", "is", "am", "are",

@@ -149,6 +149,15 @@ class LocalePack(Model):
     replacing_verbs: list[str] = Field(
         default_factory=list, description="verb lemmas whose object is the value replaced ('replace', 'trade'): parser"
     )
+    ending_verbs: list[str] = Field(
+        default_factory=list,
+        description="verb lemmas that end what their object names ('stop', 'quit', 'cancel', 'lose'): parser",
+    )
+    many_relations: list[str] = Field(
+        default_factory=list,
+        description="relations a person often has several of ('friend', 'cousin'): 'my friend is Tom' does not"
+        " replace 'my friend is Ana' (parser)",
+    )
     plan_verbs: list[str] = Field(
         default_factory=list, description="verb lemmas of plans and wishes ('plan', 'consider', 'want'): parser"
     )

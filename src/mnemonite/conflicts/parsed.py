@@ -30,6 +30,7 @@ _GENERIC = frozenset({"be", "have", "do", "get", "go", "?"})
 _NAMED = frozenset({"place", "org", "person", "thing"})
 _SINGULAR = frozenset({"?he", "?she", "?him", "?her"})
 _PARAPHRASE = 0.7  # how close in meaning two statements with the same amounts must be to be one fact
+_RETRACTION = 0.5  # how close in meaning a denial must be to the statement it retracts, sharing a word of it
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,9 @@ def _compare(mine: Reading, held: Reading, fact: Fact, cosine: float, several: b
     replaced = [v for v in mine.old if any(v.same(h) for h in held.values)]
     if replaced and not mine.negated:
         return Found("supersede", f"parsed: {said} was {replaced[0].text!r}, now another", (fact.id,))
+    if mine.negated and not held.negated and mine.topic & held.topic and cosine >= _RETRACTION:
+        words = ", ".join(sorted(mine.topic & held.topic))
+        return Found("supersede", f"parsed: {mine.owner} no longer ({words})", (fact.id,))
     if not (_same_attribute(mine, held) or mine.topic & held.topic):
         return _paraphrase(mine, held, fact, cosine, several)
     pairs = [(m, h) for m in mine.values for h in held.values if _comparable(m, h)]

@@ -67,6 +67,17 @@ class Reading:
         return replace(self, owner=owner)
 
 
+@dataclass
+class _Who:
+    """Whom a clause is about and what of them, as its reading goes on."""
+
+    owner: str
+    attribute: str
+    possessed: bool
+    implicit: bool
+    subject: Any
+
+
 class StatementReader:
     """Reads statements with the locale pack's words for what a parser cannot know."""
 
@@ -80,6 +91,8 @@ class StatementReader:
         self._change = frozenset(pack.change_verbs)
         self._replacing = frozenset(pack.replacing_verbs)
         self._plans = frozenset(pack.plan_verbs)
+        self._ending = frozenset(pack.ending_verbs)
+        self._many = frozenset(pack.many_relations)
         self._first = frozenset(pack.first_person) | {"i", "me", "we", "us", "myself"}
         self._third = frozenset(pack.third_person)
 
@@ -135,75 +148,121 @@ class StatementReader:
                 if subject is None and head.dep_ == "conj":
                     subject = inherited
                 inherited = subject if head.dep_ == "ROOT" else inherited
-                found.append(self._clause(head, subject, names, plan_text, change_text))
+                found.append(self._clause(head, subject, names, plan_text, change_text, frozenset(h.i for h in heads)))
         return tuple(found)
 
-    def _clause(self, head: Any, subject: Any, names: frozenset[str], plan: bool, change: bool) -> Reading:
-        owner, attribute, possessed, implicit = self._subject(subject, names)
+    def _clause(
+        self, head: Any, subject: Any, names: frozenset[str], plan: bool, change: bool, heads: frozenset[int]
+    ) -> Reading:
+        who = _Who(*self._subject(subject, names), subject)
         verb = head.lemma_.lower()
+        if verb in self._change:
+            self._changed_target(head, names, who)
+        values, old = self._values(head, verb, who)
+        particle = next((c.lower_ for c in head.children if c.dep_ == "prt"), "")
+        if who.attribute == "":
+            prep = next((c.lower_ for c in head.children if c.dep_ == "prep" and c.lower_ not in ("from",)), "")
+            who.attribute = " ".join(w for w in (verb, particle, prep) if w)
+        if verb == "be" and who.attribute == "be":
+            who.owner, who.attribute, who.possessed = self._role(head, who.subject, who.owner, values, names)
+        auxes = [c for c in head.children if c.dep_ in ("aux", "auxpass")]
+        modal = any(c.tag_ == "MD" and c.lemma_.lower() not in ("will", "can", "'ll", "ca") for c in auxes)
+        changed = change or verb in self._change or bool(old) or _direction(head)
+        own = [t for t in head.subtree if _clause_of(t, heads) == head.i]  # not the words of a clause inside it
+        gist, topic = self._words(own, who)
+        return Reading(
+            text=" ".join(t.text for t in own),
+            owner=who.owner,
+            attribute=who.attribute,
+            verb=verb,
+            values=tuple(values),
+            old=tuple(old),
+            negated=self._negated(head, verb, particle),
+            change=changed,
+            plan=plan or modal or verb in self._plans,
+            past=(head.tag_ == "VBD" and not changed) or any(c.lower_ == "used" for c in auxes),
+            possessed=who.possessed,
+            implicit=who.implicit,
+            gist=gist | frozenset(v.norm for v in values if v.measured),
+            topic=topic,
+        )
+
+    def _changed_target(self, head: Any, names: frozenset[str], who: _Who) -> None:
+        """Whose value a change verb changes: "they raised my credit limit to $8,000", "they moved me to desk 7A"."""
+        target = next((c for c in head.children if c.dep_ in ("dobj", "nsubjpass")), None)
+        if target is not None and target.lower_ in ("me", "us"):
+            who.owner, who.implicit = USER, False
+        elif target is not None and target.pos_ == "NOUN" and _possessors(target):
+            owner, attribute, possessed, _ = self._subject(target, names)
+            if attribute:
+                who.owner, who.attribute, who.possessed, who.subject = owner, attribute, possessed, target
+
+    def _values(self, head: Any, verb: str, who: _Who) -> tuple[list[Value], list[Value]]:
+        """The values a clause gives, and those it says were replaced ("switched from x to y")."""
         values: list[Value] = []
         old: list[Value] = []
         prep_to = any(c.dep_ == "prep" and c.lower_ in ("to", "into") for c in head.children)
         replacing = verb in self._replacing
-        if verb in self._change:  # "they raised my credit limit to $8,000", "upped my pension contribution to 8%"
-            target = next((c for c in head.children if c.dep_ in ("dobj", "nsubjpass")), None)
-            if target is not None and target.lower_ in ("me", "us"):
-                owner, implicit = USER, False
-            elif target is not None and target.pos_ == "NOUN" and _possessors(target):
-                owner, attribute, possessed, _ = self._subject(target, names)
-                if attribute:
-                    subject = target
         for child, prep in _objects(head):
-            if subject is not None and child.i == subject.i:
+            if who.subject is not None and child.i == who.subject.i:
                 continue
             if verb in self._change and child.dep_ == "dobj" and child.lower_ in ("it", "that", "this", "them"):
-                owner, attribute, possessed = USER, "?", False  # "the doctor raised it to 20mg": the user's dose
-            value = _value(child)
+                who.owner, who.attribute, who.possessed = USER, "?", False  # "the doctor raised it to 20mg"
+            value = _at_hour(_value(child), prep)
             if value is None or any(value.same(v) for v in (*values, *old)):
                 continue
             if (prep == "from" and prep_to) or (replacing and prep not in ("for", "with", "to", "by")):
                 old.append(value)  # "switched from x to y", "traded in the Civic for a Subaru"
             else:
                 values.append(value)
-        if attribute == "":
-            attribute = verb if verb not in ("be",) else "be"
-            particle = next((c.lower_ for c in head.children if c.dep_ == "prt"), "")
-            prep = next((c.lower_ for c in head.children if c.dep_ == "prep" and c.lower_ not in ("from",)), "")
-            attribute = " ".join(w for w in (attribute, particle, prep) if w)
-        negated = any(c.dep_ == "neg" for c in head.children) or any(
-            c.dep_ == "det" and c.lower_ == "no" for t in head.children for c in t.children if t.dep_ == "dobj"
+        return values, old
+
+    def _negated(self, head: Any, verb: str, particle: str) -> bool:
+        """A clause that denies, or ends what it names ("I stopped volunteering", "paid off the car loan")."""
+        if verb in self._ending or f"{verb} {particle}" in self._ending:
+            return True
+        if any(c.dep_ == "neg" for c in head.children):
+            return True
+        return any(c.dep_ == "det" and c.lower_ == "no" for t in head.children for c in t.children if t.dep_ == "dobj")
+
+    def _words(self, own: list[Any], who: _Who) -> tuple[frozenset[str], frozenset[str]]:
+        """The clause's words of content (gist) and what it is about (topic: no values, no change or time words)."""
+        subject = who.subject.i if who.subject is not None and who.owner != USER and who.attribute else -1
+        gist = frozenset(
+            _stem(t.lemma_.lower())
+            for t in own
+            if t.pos_ in _CONTENT and t.lemma_.lower() not in _LIGHT and t.i != subject
         )
-        auxes = [c for c in head.children if c.dep_ in ("aux", "auxpass")]
-        modal = any(c.tag_ == "MD" and c.lemma_.lower() not in ("will", "can", "'ll", "ca") for c in auxes)
-        planned = plan or modal or verb in self._plans
-        changed = change or verb in self._change or bool(old) or _direction(head)
-        past = (head.tag_ == "VBD" and not changed) or any(c.lower_ in ("used",) for c in auxes)
-        gist = frozenset(_stem(t.lemma_.lower()) for t in head.subtree if t.pos_ in _CONTENT
-                         and t.lemma_.lower() not in _LIGHT and not (subject is not None and t.i == subject.i
-                                                                    and owner != USER and attribute))  # fmt: skip
-        in_values = {t.i for t in head.subtree if t.ent_type_ or t.like_num or t.pos_ in ("PROPN", "NUM")}
+        in_values = {t.i for t in own if t.ent_type_ or t.like_num or t.pos_ in ("PROPN", "NUM")}
         topic = frozenset(
             _stem(t.lemma_.lower())
-            for t in head.subtree
+            for t in own
             if t.pos_ in ("NOUN", "VERB", "ADJ") and t.i not in in_values and t.lemma_.lower() not in _LIGHT
             and t.lemma_.lower() not in self._change and t.lemma_.lower() not in _TIME_WORDS
         )  # fmt: skip
-        return Reading(
-            topic=topic,
-            text=" ".join(t.text for t in head.subtree),
-            owner=owner,
-            attribute=attribute,
-            verb=verb,
-            values=tuple(values),
-            old=tuple(old),
-            negated=negated,
-            change=changed,
-            plan=planned,
-            past=past,
-            possessed=possessed,
-            implicit=implicit,
-            gist=gist | frozenset(v.norm for v in values if v.measured),
-        )
+        if who.possessed:
+            topic |= {_stem(word) for word in who.attribute.split()}
+        return gist, topic
+
+    def _role(
+        self, head: Any, subject: Any, owner: str, values: list[Value], names: frozenset[str]
+    ) -> tuple[str, str, bool]:
+        """ "my guitar teacher is Sam" and "Sam is my guitar teacher" alike: the user's attribute "guitar teacher"
+        with the value Sam, held one at a time unless a relation people have several of ("my friend is Tom")."""
+        noun = subject
+        if subject is not None and (subject.ent_type_ == "PERSON" or subject.pos_ == "PROPN"):
+            noun = next((c for c in head.children if c.dep_ == "attr" and _possessors(c)), None)
+            if noun is not None:
+                values[:] = [v for v in values if v.kind != "thing"]
+                named = _value(subject)
+                if named is not None:
+                    values.insert(0, Value(named.text, "person", named.norm))
+        if noun is None or not _possessors(noun) or not any(v.kind in ("person", "place", "org") for v in values):
+            return owner, "be", False
+        base = self._subject(_possessors(noun)[-1], names)[0]
+        role = " ".join(t.lemma_.lower() for t in _compound(noun))
+        single = noun.lemma_.lower() not in self._many and noun.tag_ != "NNS"
+        return base, role, single
 
     def _fragment(self, sent: Any, names: frozenset[str], plan: bool, change: bool) -> Reading | None:
         """A sentence without a verb ("dress size 12", "$2,100 now that the lease renewed"): what it is about is
@@ -221,9 +280,9 @@ class StatementReader:
         if not values:
             return None
         noun = next((t for t in sent if t.pos_ == "NOUN" and not t.ent_type_ and t.dep_ != "compound"), None)
-        owner, attribute, possessed = USER, "", True
+        owner, attribute = USER, ""
         if noun is not None:
-            owner, attribute, possessed, _ = self._subject(noun, names)
+            owner, attribute, _, _ = self._subject(noun, names)
         topic = frozenset(_stem(t.lemma_.lower()) for t in sent if t.pos_ in ("NOUN", "ADJ", "VERB")
                           and not t.ent_type_ and not t.like_num and t.lemma_.lower() not in _TIME_WORDS)  # fmt: skip
         return Reading(
@@ -231,6 +290,20 @@ class StatementReader:
             negated=any(t.dep_ == "neg" for t in sent), change=change, plan=plan, possessed=bool(attribute),
             implicit=True, gist=topic | frozenset(v.norm for v in values), topic=topic, fragment=True,
         )  # fmt: skip
+
+    def _owner_of(self, chain: list[Any], names: frozenset[str]) -> str:
+        """Whose a possessed noun is: "my" -> user, "my sister's" -> user's sister, "Ana's" -> ana."""
+        if not chain:
+            return USER
+        first = chain[0].lower_
+        if first in self._first or first in ("my", "our"):
+            base = USER
+        elif chain[0].pos_ == "PRON":
+            base = f"?{first}"
+        else:
+            base = USER if first in names else first
+        relations = [t.lemma_.lower() for t in chain[1:]]
+        return f"{base}'s {' '.join(relations)}" if relations else base
 
     def _subject(self, subject: Any, names: frozenset[str]) -> tuple[str, str, bool, bool]:
         """(owner, attribute or "", possessed, implicit) of a clause's subject."""
@@ -244,23 +317,11 @@ class StatementReader:
                 return USER, "?", False, False
             return f"?{word}", "", False, False
         chain = _possessors(subject)
-        base = USER
-        if chain:
-            first = chain[0]
-            lowered = first.lower_
-            if lowered in self._first or lowered in ("my", "our"):
-                base = USER
-            elif first.pos_ == "PRON":
-                base = f"?{lowered}"
-            else:
-                base = USER if lowered in names else lowered
-            relations = [t.lemma_.lower() for t in chain[1:]]
-            if relations:
-                base = f"{base}'s {' '.join(relations)}"
+        base = self._owner_of(chain, names)
         noun = " ".join(t.lemma_.lower() for t in _compound(subject))
         if subject.lemma_.lower() in self._relations:
             return (f"{base}'s {noun}", "", False, False) if chain else (f"{USER}'s {noun}", "", False, False)
-        if subject.pos_ == "PROPN" or subject.ent_type_ == "PERSON":
+        if subject.ent_type_ == "PERSON" or (subject.pos_ == "PROPN" and subject.text[:1].isupper()):
             name = " ".join(t.lower_ for t in _compound(subject))
             return (USER if name in names or subject.lower_ in names else name), "", False, False
         return base, noun, subject.tag_ != "NNS", not chain
@@ -276,6 +337,21 @@ def _stem(word: str) -> str:
         return word
     stem = _SUFFIX.sub("", word)
     return stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls" else stem
+
+
+def _at_hour(value: Value | None, prep: str) -> Value | None:
+    """A bare hour after "at" is a time of day: "I go to bed at 11"."""
+    at_hour = value is not None and prep == "at" and value.kind == "number" and value.norm.isdigit()
+    if value is not None and at_hour and 0 < int(value.norm) <= 24:
+        return Value(value.text, "time", f"{int(value.norm) % 24:02d}:00")
+    return value
+
+
+def _clause_of(token: Any, heads: frozenset[int]) -> int | None:
+    """The index of the clause head a token belongs to: its own, or its nearest ancestor's that heads a clause."""
+    if token.i in heads:
+        return int(token.i)
+    return next((int(a.i) for a in token.ancestors if a.i in heads), None)
 
 
 def _possessors(token: Any) -> list[Any]:
@@ -299,20 +375,19 @@ def _objects(head: Any) -> list[tuple[Any, str]]:
     """The tokens that carry a clause's values, each with the preposition it follows ("" for none)."""
     found: list[tuple[Any, str]] = []
     for child in head.children:
-        if child.dep_ == "prep" or child.dep_ == "agent":
-            for grand in child.children:
-                if grand.dep_ in ("pobj", "pcomp"):
-                    found.append((grand, child.lower_))
+        if child.dep_ in ("prep", "agent"):
+            found.extend((grand, child.lower_) for grand in child.children if grand.dep_ in ("pobj", "pcomp"))
         elif child.dep_ in _VALUES and child.pos_ not in ("VERB", "AUX"):
             found.append((child, ""))
-            for grand in child.children:  # "a nurse at St Mary's", "2,400 a month"
-                if grand.dep_ == "prep":
-                    found.extend((g, grand.lower_) for g in grand.children if g.dep_ == "pobj")
-        elif child.dep_ in ("advmod",) and child.lower_ in ("up", "down"):
-            for grand in child.children:
-                if grand.dep_ == "prep":
-                    found.extend((g, grand.lower_) for g in grand.children if g.dep_ == "pobj")
+            found.extend(_after_prep(child))  # "a nurse at St Mary's", "2,400 a month"
+        elif child.dep_ == "advmod" and child.lower_ in ("up", "down"):
+            found.extend(_after_prep(child))  # "up to 2,000"
     return found
+
+
+def _after_prep(token: Any) -> list[tuple[Any, str]]:
+    return [(g, grand.lower_) for grand in token.children if grand.dep_ == "prep" for g in grand.children
+            if g.dep_ == "pobj"]  # fmt: skip
 
 
 def _direction(head: Any) -> bool:

@@ -53,6 +53,7 @@ _UNITS = {"kg": "kg", "kgs": "kg", "kilo": "kg", "kilos": "kg", "kilogram": "kg"
           "cups": "cup", "day": "day", "days": "day", "week": "week", "weeks": "week", "year": "year",
           "years": "year", "month": "month", "months": "month", "gb": "gb", "mb": "mb", "tb": "tb",
           "mbps": "mbps", "gbps": "gbps", "calories": "kcal", "kcal": "kcal"}  # fmt: skip
+_TO_MINUTES = {"h": 60}
 _MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
                                        "september", "october", "november", "december"), 1)}  # fmt: skip
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
@@ -114,6 +115,8 @@ def value_of(text: str, entity: str | None = None) -> Value | None:
         unit = next((_UNITS[w] for w in words if w in _UNITS), "")
         if "%" in words or "percent" in words:
             return Value(said, "percent", _fmt(number), "%")
+        if unit in _TO_MINUTES:  # "an hour" is "60 minutes"
+            number, unit = number * _TO_MINUTES[unit], "min"
         return Value(said, "quantity" if unit else "number", _fmt(number), unit)
     return Value(said, kind or "thing", " ".join(words))
 
@@ -140,8 +143,8 @@ def _amount(text: str, words: list[str]) -> float | None:
     total, current, seen = 0.0, 0.0, False
     parts = [w for part in words for w in part.split("-")]
     for i, word in enumerate(parts):
-        if word in ("a", "an"):  # "a hundred", "a dozen"; not "a ten-mile ride"
-            if i + 1 < len(parts) and parts[i + 1] in _SCALES and not seen:
+        if word in ("a", "an"):  # "a hundred", "a dozen", "an hour"; not "a ten-mile ride"
+            if i + 1 < len(parts) and (parts[i + 1] in _SCALES or parts[i + 1] in _UNITS) and not seen:
                 current, seen = 1.0, True
             continue
         if word in _WORDS:
@@ -159,38 +162,48 @@ def _amount(text: str, words: list[str]) -> float | None:
 
 def _clock(text: str, words: list[str]) -> str | None:
     """A time of day as HH:MM ("7:30pm", "19:30", "half past seven in the evening", "noon")."""
-    if "noon" in words or "midday" in words:
-        return "12:00"
-    if "midnight" in words:
-        return "00:00"
+    for word, said in (("noon", "12:00"), ("midday", "12:00"), ("midnight", "00:00")):
+        if word in words:
+            return said
     evening = any(w in ("pm", "p.m", "evening", "night", "afternoon", "tonight") for w in words)
-    hour = minute = None
-    if "past" in words or "to" in words:
-        i = words.index("past") if "past" in words else words.index("to")
-        before = words[:i]
-        after = words[i + 1 : i + 2]
-        minute_word = {"half": 30, "quarter": 15}.get(before[-1] if before else "")
-        if minute_word is None and before:
-            minute_word = int(_amount(before[-1], [before[-1]]) or 0) or None
-        hour_value = _amount(" ".join(after), after) if after else None
-        if minute_word is not None and hour_value is not None:
-            hour, minute = int(hour_value), minute_word
-            if words[i] == "to":
-                hour, minute = (hour - 1) % 24, 60 - minute
-    if hour is None:
-        found = _CLOCK.search(text)
-        if found is not None and (found.group(2) or found.group(3) or "o'clock" in words):
-            hour, minute = int(found.group(1)), int(found.group(2) or 0)
-            evening = evening or (found.group(3) or "").lower().startswith("p")
-        elif "o'clock" in words:
-            i = words.index("o'clock")
-            value = _amount(words[i - 1], [words[i - 1]]) if i else None
-            hour, minute = (int(value), 0) if value is not None else (None, None)
-    if hour is None or minute is None or not (0 <= hour <= 24 and 0 <= minute < 60):
+    found = _past_or_to(words) or _digits(text, words)
+    if found is None:
         return None
-    if evening and hour < 12:
+    hour, minute, later = found
+    if not (0 <= hour <= 24 and 0 <= minute < 60):
+        return None
+    if (evening or later) and hour < 12:
         hour += 12
     return f"{hour % 24:02d}:{minute:02d}"
+
+
+def _past_or_to(words: list[str]) -> tuple[int, int, bool] | None:
+    """ "half past seven", "quarter to eight", "ten past six"."""
+    if "past" not in words and "to" not in words:
+        return None
+    i = words.index("past") if "past" in words else words.index("to")
+    before, after = words[:i], words[i + 1 : i + 2]
+    minute = {"half": 30, "quarter": 15}.get(before[-1] if before else "")
+    if minute is None and before:
+        minute = int(_amount(before[-1], [before[-1]]) or 0) or None
+    hour = _amount(" ".join(after), after) if after else None
+    if minute is None or hour is None:
+        return None
+    if words[i] == "to":
+        return (int(hour) - 1) % 24, 60 - minute, False
+    return int(hour), minute, False
+
+
+def _digits(text: str, words: list[str]) -> tuple[int, int, bool] | None:
+    """ "7:30pm", "19:30", "7 o'clock"."""
+    found = _CLOCK.search(text)
+    if found is not None and (found.group(2) or found.group(3) or "o'clock" in words):
+        return int(found.group(1)), int(found.group(2) or 0), (found.group(3) or "").lower().startswith("p")
+    if "o'clock" in words and words.index("o'clock"):
+        i = words.index("o'clock")
+        value = _amount(words[i - 1], [words[i - 1]])
+        return (int(value), 0, False) if value is not None else None
+    return None
 
 
 def _date(words: list[str]) -> str | None:

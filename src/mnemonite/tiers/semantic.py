@@ -9,11 +9,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from mnemonite import conflicts as pipeline
-from mnemonite.conflicts.parsed import Parsed
-from mnemonite.reading import StatementReader, parser_available
 from mnemonite._time import utcnow
 from mnemonite.conflicts import LocalePack, locale_pack
 from mnemonite.conflicts.names import UserNames
+from mnemonite.conflicts.parsed import Parsed
 from mnemonite.embedding.base import Vectors as Vector
 from mnemonite.embedding.indexer import Indexer
 from mnemonite.errors import ConfigurationError, FactConflictError, InvalidInputError, NotFoundError
@@ -36,6 +35,7 @@ from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, M
 from mnemonite.models.search import SearchFilter, SearchHit
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
 from mnemonite.privacy import SECRETS_KEY, SecretGuard
+from mnemonite.reading import StatementReader, parser_available
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store
@@ -217,12 +217,7 @@ class SemanticTier:
             same = await self._names.same_predicate(user, agent, triple, names)
             for clause in readings[1:] if not told else ():  # the caller's triple is the statement's reading
                 also.append((clause, await self._names.same_predicate(user, agent, clause, names)))
-        parsed = None
-        if self.reader is not None and exact is None and neighbours:
-            held = [fact.text for fact, _ in neighbours]
-            readings = await asyncio.to_thread(self.reader.read_many, [text, *held], names)
-            ids = [fact.id for fact, _ in neighbours]
-            parsed = Parsed(readings[0], dict(zip(ids, readings[1:], strict=True)), names)
+        parsed = await self._parse(text, neighbours, names) if exact is None else None
         outcome = pipeline.decide(
             text,
             parsed=parsed,
@@ -267,6 +262,15 @@ class SemanticTier:
         if self._after_write is not None:
             await self._after_write()
         return decision
+
+    async def _parse(self, text: str, neighbours: list[tuple[Fact, float]], names: frozenset[str]) -> Parsed | None:
+        """The parser's readings of the candidate and of its nearest held facts (in a worker thread), or None."""
+        if self.reader is None or not neighbours:
+            return None
+        held = [fact.text for fact, _ in neighbours]
+        read = await asyncio.to_thread(self.reader.read_many, [text, *held], names)
+        ids = [fact.id for fact, _ in neighbours]
+        return Parsed(read[0], dict(zip(ids, read[1:], strict=True)), names)
 
     # -- who "I" is: the user's names and aliases ---------------------------------------------
 
