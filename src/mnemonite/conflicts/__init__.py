@@ -13,7 +13,8 @@ from mnemonite.conflicts.pack import (
     locale_pack,
     text_hash,
 )
-from mnemonite.conflicts.pipeline import Outcome, decide
+from mnemonite.conflicts.parsed import Parsed
+from mnemonite.conflicts.pipeline import Outcome, decide, open_to_parsing, reconsider
 
 __all__ = [
     "ENGLISH",
@@ -22,11 +23,14 @@ __all__ = [
     "LocalePack",
     "Normaliser",
     "Outcome",
+    "Parsed",
     "Triple",
     "canonical",
     "check_name",
     "decide",
     "define_locale_pack",
     "locale_pack",
+    "open_to_parsing",
+    "reconsider",
     "text_hash",
 ]

@@ -82,9 +82,19 @@ def decide(
     consulted where the rules leave the statement undecided or admit it beside a held fact.
     """
     outcome = _by_rules(text, exact, neighbours, same_predicate, pack, thresholds, triple, names, judged, also)
-    if parsed is None or outcome.kind in ("dedup", "supersede") or outcome.reason.startswith(_SETTLED):
-        return outcome
-    found = by_parse(parsed, neighbours, thresholds)
+    return reconsider(outcome, parsed, neighbours, thresholds) if parsed is not None else outcome
+
+
+def open_to_parsing(outcome: Outcome) -> bool:
+    """Whether the parser's reading may change what the rules decided (so the caller parses only then)."""
+    return outcome.kind in ("admit", "pending") and outcome.stage != "exact" and not outcome.reason.startswith(_SETTLED)
+
+
+def reconsider(
+    outcome: Outcome, parsed: Parsed, neighbours: Sequence[tuple[Fact, float]], thresholds: ConflictThresholds
+) -> Outcome:
+    """The rules' outcome, or the parser's decision where the rules left the statement open (`open_to_parsing`)."""
+    found = by_parse(parsed, neighbours, thresholds) if open_to_parsing(outcome) else None
     if found is None:
         return outcome
     return Outcome(found.kind, "subject_predicate", outcome.zone, outcome.cosine, found.reason, found.targets)

@@ -217,10 +217,8 @@ class SemanticTier:
             same = await self._names.same_predicate(user, agent, triple, names)
             for clause in readings[1:] if not told else ():  # the caller's triple is the statement's reading
                 also.append((clause, await self._names.same_predicate(user, agent, clause, names)))
-        parsed = await self._parse(text, neighbours, names) if exact is None else None
         outcome = pipeline.decide(
             text,
-            parsed=parsed,
             exact=exact,
             neighbours=neighbours,
             same_predicate=same,
@@ -231,6 +229,7 @@ class SemanticTier:
             judged=self.judge is not None,
             also=also,
         )
+        outcome = await self._reconsider(outcome, text, neighbours, names)  # a duplicate (exact) stays one
         read = outcome.clause or triple  # what the fact is stored as: the clause that changed a held fact, if one did
         if read is not None and exact is None:
             parts = {"subject": read.subject, "predicate": read.predicate, "object": read.object}
@@ -263,14 +262,18 @@ class SemanticTier:
             await self._after_write()
         return decision
 
-    async def _parse(self, text: str, neighbours: list[tuple[Fact, float]], names: frozenset[str]) -> Parsed | None:
-        """The parser's readings of the candidate and of its nearest held facts (in a worker thread), or None."""
-        if self.reader is None or not neighbours:
-            return None
+    async def _reconsider(
+        self, outcome: pipeline.Outcome, text: str, neighbours: list[tuple[Fact, float]], names: frozenset[str]
+    ) -> pipeline.Outcome:
+        """The rules' outcome, read again by the parser where it may change (the candidate and its nearest held
+        facts parsed in a worker thread, only then)."""
+        if self.reader is None or not neighbours or not pipeline.open_to_parsing(outcome):
+            return outcome
         held = [fact.text for fact, _ in neighbours]
         read = await asyncio.to_thread(self.reader.read_many, [text, *held], names)
         ids = [fact.id for fact, _ in neighbours]
-        return Parsed(read[0], dict(zip(ids, read[1:], strict=True)), names)
+        parsed = Parsed(read[0], dict(zip(ids, read[1:], strict=True)), names)
+        return pipeline.reconsider(outcome, parsed, neighbours, self.thresholds)
 
     # -- who "I" is: the user's names and aliases ---------------------------------------------
 
