@@ -117,3 +117,53 @@ async def test_parsed_decisions(tmp_path, held: list[str], said: str, kind: str)
         assert decision.kind == kind, decision.reason
         if kind != "admit":
             assert ids[0] in decision.matched_ids
+
+
+# -- statements from chat ------------------------------------------------------------------------
+
+
+def _said(extractor: object, *turns: tuple[str, str]) -> list[list[str]]:
+    from mnemonite.reading.chat import ParsedExtractor
+
+    assert isinstance(extractor, ParsedExtractor)
+    out = []
+    for speaker, text in turns:
+        if speaker == "assistant":
+            extractor.hear(text, speaker=speaker)
+            out.append([])
+        else:
+            out.append([s.text for s in extractor.extract(text, speaker=speaker, about_user=speaker == "user")])
+    return out
+
+
+def test_chat_statements_resolve_the_speaker_and_who_he_and_she_are(reader: StatementReader) -> None:
+    from mnemonite.reading.chat import ParsedExtractor
+
+    said = _said(
+        ParsedExtractor(reader),
+        ("Nadia", "obvs, my husband wouldnt miss it lol. hes quitting the bank"),
+        ("Chris", "did your dad get the results back"),
+        ("Nadia", "As always, I go running on Sundays. send me his number"),
+        ("Nadia", "My sister Ana is a nurse. She lives in Porto."),
+        ("Nadia", "I live in Berlin and work at Siemens"),
+    )
+    assert "Nadia's husband is quitting the bank" in said[0]
+    assert said[1] == []  # a question without its mark
+    assert said[2] == ["Nadia goes running on Sundays"]  # no adjunct of the moment, no command
+    assert "Ana lives in Porto" in said[3]
+    assert {"Nadia lives in Berlin", "Nadia works at Siemens"} <= set(said[4])
+
+
+def test_chat_statements_of_the_user_stay_in_the_first_person_and_are_written_once(reader: StatementReader) -> None:
+    from mnemonite.reading.chat import ParsedExtractor
+
+    said = _said(
+        ParsedExtractor(reader),
+        ("user", "i'm self-employed btw, I run a small coffee roastery in Bray"),
+        ("assistant", "Nice! How long have you been doing that?"),
+        ("user", "I run a small coffee roastery in Bray, I might open a second one"),
+        ("user", "I think it's fine. you should try it"),
+    )
+    assert "I run a small coffee roastery in Bray" in said[0]
+    assert said[2] == []  # said before in this conversation; a maybe is no fact
+    assert said[3] == []  # an opinion of the moment, and a clause about the listener

@@ -24,6 +24,7 @@ from mnemonite.consolidator.phases import Context, Tally, ask, is_machine, is_us
 from mnemonite.consolidator.segment import words
 from mnemonite.errors import LLMProviderError
 from mnemonite.models.consolidator import ClaimedJob, Turn
+from mnemonite.reading.chat import ParsedExtractor
 from mnemonite.scope import Scope
 
 __all__ = ["deep_job"]
@@ -101,11 +102,13 @@ def _patterns(
 ) -> list[tuple[str, list[str], list[str]]]:
     """(text, sessions, message ids) of statements recurring in at least ``min_sessions`` sessions."""
     by_key: dict[tuple[str, ...], list[tuple[str, str, str]]] = defaultdict(list)
-    extractors: dict[str, Extractor] = {}
+    extractors: dict[str, Extractor | ParsedExtractor] = {}
     for turn in turns:
         if is_machine(turn):
             continue
-        extractor = extractors.setdefault(turn.session, Extractor(ctx.statements))
+        if turn.session not in extractors:
+            extractors[turn.session] = ctx.extractor()
+        extractor = extractors[turn.session]
         about = is_user(turn.speaker, user, names)
         for statement in extractor.extract(turn.content, speaker=turn.speaker, about_user=about):
             key = _key(statement.text)

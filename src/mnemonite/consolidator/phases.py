@@ -11,6 +11,7 @@ mid-job resumes at the next message, and a message done twice is an exact duplic
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import logging
@@ -30,6 +31,7 @@ from mnemonite.judge import ConflictJudge
 from mnemonite.models.conflict import ConflictDecision, JudgeVerdict
 from mnemonite.models.consolidator import ClaimedJob, Phase, PhaseReport, TopicEpisode, Turn, Usage
 from mnemonite.models.fact import Fact
+from mnemonite.reading.chat import ParsedExtractor
 from mnemonite.scope import Scope
 from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.semantic import SemanticTier
@@ -68,6 +70,14 @@ class Context:
 
     def model(self, phase: Phase) -> BudgetedModel | None:
         return None if phase in self.llm_off else self.models.get(phase)
+
+    def extractor(self) -> Extractor | ParsedExtractor:
+        """A fresh reader of one conversation: the statement parser's where the semantic tier reads with it (and
+        the statement pack is English), the statement pack's rules otherwise."""
+        reader = self.semantic.reader
+        if reader is not None and self.statements.name == "en":
+            return ParsedExtractor(reader, self.statements)
+        return Extractor(self.statements)
 
 
 @dataclass
@@ -214,16 +224,16 @@ async def _statements(
             chunk = people[start : start + _CHUNK]
             answer = await ask(ctx, tally, "standard", prompts.EXTRACT, _extract_prompt(chunk, job, names))
             if answer is None:
-                return _rule_statements(ctx, turns, job.user, names)
+                return await asyncio.to_thread(_rule_statements, ctx, turns, job.user, names)
             for turn_id, text in _parsed_statements(answer, {turn.id for turn in chunk}):
                 planned.setdefault(turn_id, []).append(text)
         return planned
-    return _rule_statements(ctx, turns, job.user, names)
+    return await asyncio.to_thread(_rule_statements, ctx, turns, job.user, names)  # parsing: off the event loop
 
 
 def _rule_statements(ctx: Context, turns: Sequence[Turn], user: str, names: Sequence[str]) -> dict[str, list[str]]:
     """Statements per message id, read in order; an assistant's messages are read for their questions only."""
-    extractor = Extractor(ctx.statements)
+    extractor = ctx.extractor()
     planned: dict[str, list[str]] = {}
     for turn in turns:
         if is_machine(turn):
