@@ -167,3 +167,52 @@ def test_chat_statements_of_the_user_stay_in_the_first_person_and_are_written_on
     assert "I run a small coffee roastery in Bray" in said[0]
     assert said[2] == []  # said before in this conversation; a maybe is no fact
     assert said[3] == []  # an opinion of the moment, and a clause about the listener
+
+
+# -- a candidate update: another value, not certain enough to supersede, is never silent ----------------------
+
+
+async def test_a_candidate_update_is_pending_marks_the_older_and_ranks_first(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False, reader="parser")
+    async with await Memory.open(config=config) as mem:
+        scope = Scope(user="sam", agent="a")
+        old = await mem.semantic.remember(scope, "We shop at Tesco")
+        decision = await mem.semantic.remember_with_decision(scope, "We shop at Aldi")
+        assert (decision.kind, decision.matched_ids) == ("pending", [old.id]), decision.reason
+        new = await mem.semantic.get(decision.fact_id)
+        assert new.status == "pending" and new.may_replace == [old.id]
+        assert (await mem.semantic.get(old.id)).status == "active"  # nothing closed without a confirmation
+        hits = await mem.semantic.search(scope, "where do we shop for groceries")
+        ids = [h.record.id for h in hits]
+        assert ids.index(new.id) < ids.index(old.id)
+        marked = next(h for h in hits if h.record.id == old.id)
+        assert marked.possibly_replaced_by == new.id
+        as_before = await mem.semantic.search(scope, "where do we shop", as_of=old.recorded_at)
+        assert all(h.possibly_replaced_by is None for h in as_before)
+        found = await mem.tools.for_scope(scope).call("fact_search", {"query": "where do we shop"})
+        assert found.ok, found
+        shown = {hit["id"]: hit for hit in found.output["facts"]}
+        assert shown[old.id]["possibly_replaced_by"] == new.id and shown[new.id]["status"] == "pending"
+
+
+def test_the_inspector_approves_a_candidate_update_as_the_replacement(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from fastapi.testclient import TestClient
+
+    from mnemonite import SyncMemory
+    from mnemonite.server import create_app
+
+    db = str(tmp_path / "m.db")
+    with SyncMemory.open(db) as mem:
+        scope = Scope(user="sam", agent="a")
+        old = mem.semantic.remember(scope, "We shop at Tesco")
+        decision = mem.semantic.remember_with_decision(scope, "We shop at Aldi")
+        secret = mem.keys.create("sam", can="write").secret
+    assert decision.kind == "pending"
+    with TestClient(create_app(db, mcp=False), headers={"Authorization": f"Bearer {secret}"}) as client:
+        page = client.get("/ui/conflicts?agent=a")
+        assert "may replace" in page.text and "We shop at Tesco" in page.text
+        done = client.post(f"/ui/facts/{decision.fact_id}/approve?agent=a", follow_redirects=False)
+        assert done.status_code == 303
+    with SyncMemory.open(db) as mem:
+        assert mem.semantic.get(old.id).status == "superseded"
+        assert mem.semantic.get(decision.fact_id).status == "active"

@@ -26,6 +26,7 @@ from mnemonite.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from mnemonite.models.search import SearchHit
     from mnemonite.models.search import Tier as SearchTier
     from mnemonite.sync import SyncMemory
 
@@ -127,7 +128,7 @@ def search(
             f"{h.score:.3f}",
             h.tier,
             h.record.id,
-            f"(pending) {h.text}" if h.pending else f"(superseded) {h.text}" if h.superseded else h.text,
+            _marked(h),
             h.fulltext_rank or "-",
             h.vector_rank or "-",
         )
@@ -179,3 +180,12 @@ def _migrate_with_progress(mem: SyncMemory) -> None:
             if step.kind not in tasks:
                 tasks[step.kind] = bar.add_task(f"{step.kind}s", total=step.embedded + step.remaining)
             bar.update(tasks[step.kind], completed=step.embedded)
+
+
+def _marked(hit: SearchHit) -> str:
+    """A hit's text with what a reader must know first: not yet confirmed, possibly replaced, or replaced."""
+    if hit.pending:
+        return f"(pending) {hit.text}"
+    if hit.possibly_replaced_by:
+        return f"(possibly replaced by {hit.possibly_replaced_by[:8]}) {hit.text}"
+    return f"(superseded) {hit.text}" if hit.superseded else hit.text

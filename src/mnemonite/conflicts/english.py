@@ -168,6 +168,7 @@ ENGLISH = LocalePack(
     many_relations=[*"friend sibling sister brother cousin aunt uncle niece nephew kid child son daughter"
                     " grandparent grandchild neighbour neighbor colleague coworker roommate flatmate housemate"
                     " classmate pet dog cat bird".split()],
+    additive_words=["also", "too", "another", "second", "both", "additionally", "either"],
     plan_verbs=["plan", "consider", "think", "want", "hope", "wish", "dream", "intend", "aim", "debate", "wonder"],
     trailing=["now", "today", "again", "nowadays", "anymore", "currently", "these", "days", "lately", "too"],
     stopwords=["a", "an", "the", "my", "our", "to", "in", "at", "of", "on", "for", "with", "and", "is", "am", "are",

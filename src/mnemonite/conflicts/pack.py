@@ -158,6 +158,9 @@ class LocalePack(Model):
         description="relations a person often has several of ('friend', 'cousin'): 'my friend is Tom' does not"
         " replace 'my friend is Ana' (parser)",
     )
+    additive_words: list[str] = Field(
+        default_factory=list, description="words that add a value beside the held ones ('also', 'too'): parser"
+    )
     plan_verbs: list[str] = Field(
         default_factory=list, description="verb lemmas of plans and wishes ('plan', 'consider', 'want'): parser"
     )

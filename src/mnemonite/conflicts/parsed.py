@@ -88,12 +88,26 @@ def _compare(mine: Reading, held: Reading, fact: Fact, cosine: float, several: b
         return _paraphrase(mine, held, fact, cosine, several)
     equal = [m for m, h in pairs if m.same(h)]
     other = [(m, h) for m, h in pairs if not m.same(h) and not any(m.same(x) for x in held.values)]
-    if equal and not other and mine.negated == held.negated and not mine.change and not several:
+    alike = _salient(mine.values) == _salient(held.values)
+    if equal and not other and alike and mine.negated == held.negated and not mine.change and not several:
         return Found("dedup", f"parsed: the same {said} ({equal[0].text!r})", (fact.id,))
-    if other and not mine.negated and not (mine.past and not mine.change) and _one_value(mine, held, other):
-        new, old = other[0]
+    if not other or mine.negated or mine.additive or (mine.past and not mine.change):
+        return None
+    new, old = other[0]
+    if _one_value(mine, held, other):
         return Found("supersede", f"parsed: {said} is {new.text!r}, was {old.text!r}", (fact.id,))
+    if _same_slot(mine, held):  # another value where one may be held at a time: kept, marked, never silent
+        reason = f"parsed: {said} is {new.text!r}, was {old.text!r}: a candidate update of fact {fact.id}"
+        return Found("pending", reason, (fact.id,))
     return None
+
+
+def _same_slot(mine: Reading, held: Reading) -> bool:
+    """The same attribute said the same way of both, with a verb: where another value may replace the held one
+    ("I drive a Civic", "I drive a Subaru"), unless a sentence without a verb or a generic verb."""
+    if mine.fragment or held.fragment or mine.attribute != held.attribute:
+        return False
+    return mine.possessed or mine.attribute.split(" ")[0] not in _GENERIC
 
 
 def _paraphrase(mine: Reading, held: Reading, fact: Fact, cosine: float, several: bool) -> Found | None:
@@ -109,6 +123,11 @@ def _paraphrase(mine: Reading, held: Reading, fact: Fact, cosine: float, several
     if mine.gist and mine.gist == held.gist:
         return Found("dedup", f"parsed: the same words of content about {mine.owner}", (fact.id,))
     return None
+
+
+def _salient(values: Sequence[Value]) -> set[str]:
+    """The values that tell two statements apart: amounts, times, dates, names (a capitalised thing too)."""
+    return {v.norm for v in values if v.kind != "thing" or v.text[:1].isupper()}
 
 
 def _named_agree(mine: Sequence[Value], held: Sequence[Value]) -> bool:

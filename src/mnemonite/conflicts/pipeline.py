@@ -101,7 +101,7 @@ def reconsider(
 
 
 # admissions the parser leaves alone: a plan, and a value of a predicate the pack knows holds several
-_SETTLED = ("a plan or hypothetical", "another value of the additive predicate")
+_SETTLED = ("a plan or hypothetical",)
 
 
 def _by_rules(

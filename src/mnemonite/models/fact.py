@@ -51,6 +51,9 @@ class FactPayload(Model):
     sensitivity: SensitivityField = "internal"
 
 
+MAY_REPLACE = "may_replace"  # the payload key of a candidate update: the ids of the facts it may replace
+
+
 class Fact(Model):
     """A promoted, session-independent fact of a (user, agent), bi-temporal and never overwritten.
 
@@ -92,6 +95,13 @@ class Fact(Model):
     @field_serializer("payload", when_used="json")
     def _hide_kept_secrets(self, value: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:
         return shown_values(value, info)
+
+    @property
+    def may_replace(self) -> list[str]:
+        """The facts a pending candidate update may replace (``payload["may_replace"]``): the conflict pipeline
+        read another value of an attribute they hold, without the certainty to supersede them."""
+        found = self.payload.get(MAY_REPLACE) if self.status == "pending" else None
+        return [str(i) for i in found] if isinstance(found, list) else []
 
 
 class Lineage(Model):

@@ -84,6 +84,12 @@ class SearchHit(Model):
         " memory holds now (SearchOptions.current_first places it below what replaced it)",
     )
 
+    possibly_replaced_by: str | None = Field(
+        default=None,
+        description="a current fact that a pending candidate update (this fact's id) may replace: another value of"
+        " the same attribute, stated later, left for a person or a judge to confirm",
+    )
+
     @property
     def text(self) -> str:
         """The record's text, whichever tier it comes from (an episode's content, a fact's text)."""

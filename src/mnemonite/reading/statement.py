@@ -57,6 +57,7 @@ class Reading:
     gist: frozenset[str] = field(default=frozenset(), compare=False)
     topic: frozenset[str] = field(default=frozenset(), compare=False)  # what it is about: content words, no values
     fragment: bool = False  # no verb ("dress size 12"): read from its nouns and values
+    additive: bool = False  # says a value beside the held ones ("I also swim on Fridays")
 
     @property
     def resolved(self) -> bool:
@@ -93,6 +94,7 @@ class StatementReader:
         self._plans = frozenset(pack.plan_verbs)
         self._ending = frozenset(pack.ending_verbs)
         self._many = frozenset(pack.many_relations)
+        self._additive = frozenset(pack.additive_words)
         self._first = frozenset(pack.first_person) | {"i", "me", "we", "us", "myself"}
         self._third = frozenset(pack.third_person)
 
@@ -100,6 +102,17 @@ class StatementReader:
         """Load the parser now (raises `ParserUnavailableError` where it is missing)."""
         if self._nlp is None:
             self._nlp = load_parser(self.model)
+
+    def parse(self, text: str) -> Any:
+        """The parser's document of one text (spaCy's `Doc`)."""
+        self.load()
+        with self._lock:
+            return self._nlp(_plain(text)[:MAX_CHARS])
+
+    @property
+    def relations(self) -> frozenset[str]:
+        """The locale pack's nouns of people and animals someone has ("sister", "boss", "dog")."""
+        return self._relations
 
     def read(self, text: str, names: Iterable[str] = ()) -> tuple[Reading, ...]:
         return self.read_many([text], names)[0]
@@ -185,6 +198,7 @@ class StatementReader:
             implicit=who.implicit,
             gist=gist | frozenset(v.norm for v in values if v.measured),
             topic=topic,
+            additive=any(t.lower_ in self._additive for t in own),
         )
 
     def _changed_target(self, head: Any, names: frozenset[str], who: _Who) -> None:

@@ -44,6 +44,7 @@ from mnemonite.embedding.base import Embedder, embed_query
 from mnemonite.errors import InvalidInputError, StoreError
 from mnemonite.models import Episode, Fact
 from mnemonite.models.base import Model
+from mnemonite.models.fact import FactFilter
 from mnemonite.models.search import KIND_OF_TIER, RecordKind, SearchFilter, SearchHit, SearchResults, Tier
 from mnemonite.salience import RuleBasedScorer, SalienceContext
 from mnemonite.scope import Scope
@@ -327,7 +328,27 @@ class SearchEngine:
         self._users.settle((KIND_OF_TIER[tier], flt.scope.user) for tier in flt.tiers)
         if stands_in:
             hits = stand_in(hits)
+        if "semantic" in flt.tiers and flt.as_of is None:
+            hits = await self._candidates(hits[:k], flt)
         return SearchResults(hits[:k], unsearched=sum(found.unsearched for found in gathered))
+
+    async def _candidates(self, hits: list[SearchHit], flt: SearchFilter) -> list[SearchHit]:
+        """Current facts that a pending candidate update may replace are marked (`SearchHit.possibly_replaced_by`);
+        a candidate found below the fact it may replace is moved just above it."""
+        current = {h.record.id for h in hits if isinstance(h.record, Fact) and h.record.status == "active"}
+        if not current:
+            return hits
+        pending = await self._store.facts(
+            FactFilter(user=flt.scope.user, agent=flt.scope.agent, status="pending", limit=CANDIDATES)
+        )
+        newer = {old: fact.id for fact in sorted(pending, key=lambda f: f.recorded_at) for old in fact.may_replace}
+        if not newer.keys() & current:
+            return hits
+        marked = [
+            h.model_copy(update={"possibly_replaced_by": newer[h.record.id]}) if h.record.id in newer else h
+            for h in hits
+        ]
+        return candidates_first(marked)
 
     async def _tier_queries(
         self, text: str, gathered: list[_Gathered], readers: list[Embedder], qvecs: QueryVectors, opts: SearchOptions
@@ -929,6 +950,7 @@ def current_first(hits: Sequence[SearchHit], replaced: dict[str, set[str]]) -> l
 # The present first: within the first NEWER_DEPTH hits, a newer record on the same subject as one ranked above it
 # (their vectors at a cosine of at least NEWER_SUBJECT) takes its place when it scores at least NEWER_SHARE of it.
 NEWER_DEPTH = 8
+CANDIDATES = 500  # the pending facts of a scope read to mark what candidate updates may replace
 NEWER_SHARE = 0.25
 NEWER_SUBJECT = 0.3
 
@@ -971,6 +993,18 @@ def _said(hit: SearchHit) -> datetime:
 # A fact takes the place of a turn ranked above it only when it scores at least this share of the turn's score;
 # else the turn's relevance came from words the fact does not carry, and the turn stays.
 STAND_IN_SHARE = 0.5
+
+
+def candidates_first(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """``hits`` with each candidate update moved just above the fact it may replace, if it ranked below it."""
+    out = list(hits)
+    for old in [h for h in hits if h.possibly_replaced_by]:
+        at = {h.record.id: n for n, h in enumerate(out)}
+        new = at.get(old.possibly_replaced_by or "")
+        if new is not None and new > at[old.record.id]:
+            moved = out.pop(new)
+            out.insert(at[old.record.id], moved)
+    return out
 
 
 def stand_in(hits: Sequence[SearchHit]) -> list[SearchHit]:
@@ -1022,7 +1056,7 @@ def _hit(
 ) -> SearchHit:
     """A hit of the engine's own plain numbers and a record read back: not validated again (`Model.trusted`)."""
     values = {"record": record, "tier": tier, "score": float(score), **parts, "salience": None, "reranked": False,
-              "superseded": superseded}  # fmt: skip
+              "superseded": superseded, "possibly_replaced_by": None}  # fmt: skip
     return SearchHit.trusted(values)
 
 

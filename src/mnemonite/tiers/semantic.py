@@ -31,7 +31,7 @@ from mnemonite.models import (
     parse_delta,
 )
 from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
-from mnemonite.models.fact import EntityLink, EventDateConfidence, FactStatus, MemoryType
+from mnemonite.models.fact import MAY_REPLACE, EntityLink, EventDateConfidence, FactStatus, MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
 from mnemonite.privacy import SECRETS_KEY, SecretGuard
@@ -230,10 +230,7 @@ class SemanticTier:
             also=also,
         )
         outcome = await self._reconsider(outcome, text, neighbours, names)  # a duplicate (exact) stays one
-        read = outcome.clause or triple  # what the fact is stored as: the clause that changed a held fact, if one did
-        if read is not None and exact is None:
-            parts = {"subject": read.subject, "predicate": read.predicate, "object": read.object}
-            fields = {**fields, **{key: fields[key] or value for key, value in parts.items()}}
+        fields = _stored(fields, outcome, triple if exact is None else None)
         now = utcnow()
         provenance = {"source_episode_ids": sources, "promotion_ts": now, "rule_id": rule_id,
                       "confidence": confidence}  # fmt: skip
@@ -588,3 +585,15 @@ def _reader(
     made = StatementReader(pack)
     made.load()  # "parser" without the extra: ParserUnavailableError, naming it
     return made
+
+
+def _stored(fields: dict[str, Any], outcome: pipeline.Outcome, triple: pipeline.Triple | None) -> dict[str, Any]:
+    """The fields a fact is stored with: the reading of the clause that changed a held fact (or the statement's)
+    where the caller gave none, and for a candidate update the facts it may replace."""
+    read = outcome.clause or triple
+    if read is not None:
+        parts = {"subject": read.subject, "predicate": read.predicate, "object": read.object}
+        fields = {**fields, **{key: fields[key] or value for key, value in parts.items()}}
+    if outcome.kind == "pending" and outcome.targets:
+        fields = {**fields, "payload": {**(fields["payload"] or {}), MAY_REPLACE: list(outcome.targets)}}
+    return fields

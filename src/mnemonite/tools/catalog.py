@@ -15,6 +15,7 @@ from typing import Any
 from mnemonite.errors import InvalidInputError
 from mnemonite.models.fact import Fact
 from mnemonite.models.messages import Message
+from mnemonite.models.search import SearchHit
 from mnemonite.models.tools import GuardTier, SideEffect
 from mnemonite.privacy import Reveal, redact, redact_record
 from mnemonite.scope import Scope
@@ -88,7 +89,7 @@ async def _fact_remember(
 async def _fact_search(mem: ToolMemory, scope: Scope, args: s.FactSearchInput, reveal: Reveal | None) -> s.ToolOutput:
     hits = await mem.semantic.search(_agent_scope(scope), args.query, args.k)
     return s.FactSearchOutput(
-        facts=[_fact_hit(hit.record, hit.score, reveal) for hit in hits if isinstance(hit.record, Fact)],
+        facts=[_fact_hit(hit, reveal) for hit in hits if isinstance(hit.record, Fact)],
         hint=_unsearched("facts", getattr(hits, "unsearched", 0)),
     )
 
@@ -119,11 +120,14 @@ def _elsewhere(kind: str, scope: Scope, agents: list[str | None]) -> str | None:
             " an API key bound to that agent).")  # fmt: skip
 
 
-def _fact_hit(fact: Fact, score: float, reveal: Reveal | None) -> s.FactHit:
+def _fact_hit(hit: SearchHit, reveal: Reveal | None) -> s.FactHit:
+    fact = hit.record
+    assert isinstance(fact, Fact)
     text = redact_record(fact, reveal).text  # a recognised secret reads as "[secret: PIN]", a tagged one as a marker
-    return s.FactHit.model_construct(
-        id=fact.id, text=text, memory_type=fact.memory_type, score=round(score, 6),
-        recorded_at=fact.recorded_at.isoformat(),
+    return s.FactHit(
+        id=fact.id, text=text, memory_type=fact.memory_type, score=round(hit.score, 6),
+        recorded_at=fact.recorded_at.isoformat(), status="pending" if hit.pending else "active",
+        possibly_replaced_by=hit.possibly_replaced_by,
     )  # fmt: skip
 
 

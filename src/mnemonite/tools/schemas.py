@@ -125,6 +125,16 @@ class FactHit(ToolOutput):
     memory_type: str
     score: float
     recorded_at: str
+    status: Literal["active", "pending"] = Field(
+        default="active",
+        exclude_if=lambda status: status == "active",
+        description="pending: a later statement not yet confirmed (a candidate update); treat it as likely",
+    )
+    possibly_replaced_by: str | None = Field(
+        default=None,
+        exclude_if=lambda found: found is None,
+        description="The id of a later fact that may replace this one (another value, not yet confirmed).",
+    )
 
 
 class FactSearchOutput(ToolOutput):

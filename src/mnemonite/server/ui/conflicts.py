@@ -6,8 +6,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from mnemonite.errors import FactConflictError
+from mnemonite.errors import FactConflictError, NotFoundError
 from mnemonite.models.conflict import JudgeVerdict
+from mnemonite.models.fact import Fact
 from mnemonite.server.ui.access import Viewer, form, number, page
 from mnemonite.server.ui.render import html, link
 
@@ -23,8 +24,9 @@ async def _conflicts(request: Request, v: Viewer) -> Response:
     decisions = found[offset : offset + limit]
     more = offset + limit if len(found) > offset + limit else None
     pending = await v.mem.semantic.facts(v.scope(), status="pending", limit=500)
-    return html("conflicts.html", decisions=decisions, pending=pending, offset=offset, limit=limit, more=more,
-                done=request.query_params.get("done"), **v.context("conflicts"))  # fmt: skip
+    replaces = {fact.id: old for fact in pending if (old := await _replaced(v, fact)) is not None}
+    return html("conflicts.html", decisions=decisions, pending=pending, replaces=replaces, offset=offset,
+                limit=limit, more=more, done=request.query_params.get("done"), **v.context("conflicts"))  # fmt: skip
 
 
 async def _approve(request: Request, v: Viewer) -> Response:
@@ -32,9 +34,26 @@ async def _approve(request: Request, v: Viewer) -> Response:
     v.who.require("write")
     await form(request)
     fact = await v.who.fact(v.mem, request.path_params["fact_id"])
-    verdict = JudgeVerdict(kind="admit", reason=f"approved in the inspector with API key {v.who.key_id}")
+    reason = f"approved in the inspector with API key {v.who.key_id}"
+    old = await _replaced(v, fact)
+    verdict = (
+        JudgeVerdict(kind="supersede", target_id=old.id, reason=f"{reason}: replaces fact {old.id}")
+        if old is not None
+        else JudgeVerdict(kind="admit", reason=reason)
+    )
     await v.mem.semantic.decide_pending(fact.id, verdict, scope=v.who.scope(agent=fact.agent))
     return RedirectResponse(link("conflicts", agent=v.agent, done="approved"), status_code=303)
+
+
+async def _replaced(v: Viewer, fact: Fact) -> Fact | None:
+    """The current fact a candidate update replaces once approved (None: it stands alone, or that one is gone)."""
+    for old_id in fact.may_replace[:1]:
+        try:
+            old = await v.mem.semantic.get(old_id)
+        except NotFoundError:
+            return None
+        return old if old.status == "active" else None
+    return None
 
 
 async def _reject(request: Request, v: Viewer) -> Response:
