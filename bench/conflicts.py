@@ -56,6 +56,8 @@ SETS = {
     "blind2": "conflicts_blind2.jsonl",
     "attrs_dev": "conflicts_attrs_dev.jsonl",
     "attrs": "conflicts_attrs.jsonl",
+    "r2_dev": "conflicts_r2_dev.jsonl",
+    "r2": "conflicts_r2.jsonl",
 }
 DATA = {tag: Path(__file__).parent / "data" / name for tag, name in SETS.items()}
 DECISIONS = ("dedup", "supersede", "pending", "admit")

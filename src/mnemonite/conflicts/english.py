@@ -168,6 +168,12 @@ ENGLISH = LocalePack(
     many_relations=[*"friend sibling sister brother cousin aunt uncle niece nephew kid child son daughter"
                     " grandparent grandchild neighbour neighbor colleague coworker roommate flatmate housemate"
                     " classmate pet dog cat bird".split()],
+    genders={
+        **dict.fromkeys("son brother dad father husband boyfriend uncle nephew grandpa grandfather stepdad stepson"
+                        " fiance".split(), "m"),
+        **dict.fromkeys("daughter sister mom mum mother wife girlfriend aunt niece grandma grandmother gran stepmom"
+                        " stepdaughter fiancee landlady".split(), "f"),
+    },
     additive_words=["also", "too", "another", "second", "both", "additionally", "either"],
     plan_verbs=["plan", "consider", "think", "want", "hope", "wish", "dream", "intend", "aim", "debate", "wonder"],
     trailing=["now", "today", "again", "nowadays", "anymore", "currently", "these", "days", "lately", "too"],

@@ -158,6 +158,10 @@ class LocalePack(Model):
         description="relations a person often has several of ('friend', 'cousin'): 'my friend is Tom' does not"
         " replace 'my friend is Ana' (parser)",
     )
+    genders: dict[str, str] = Field(
+        default_factory=dict,
+        description="relation nouns of one gender, 'm' or 'f' ('son': 'm'): 'she' is never 'my son' (parser)",
+    )
     additive_words: list[str] = Field(
         default_factory=list, description="words that add a value beside the held ones ('also', 'too'): parser"
     )

@@ -17,8 +17,8 @@ person with no other, that person. Everything else is left as the rules decided.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from mnemonite.models.conflict import ConflictThresholds, DecisionKind
 from mnemonite.models.fact import Fact
@@ -30,7 +30,8 @@ _GENERIC = frozenset({"be", "have", "do", "get", "go", "?"})
 _NAMED = frozenset({"place", "org", "person", "thing"})
 _SINGULAR = frozenset({"?he", "?she", "?him", "?her"})
 _PARAPHRASE = 0.7  # how close in meaning two statements with the same amounts must be to be one fact
-_RETRACTION = 0.5  # how close in meaning a denial must be to the statement it retracts, sharing a word of it
+_RETRACTION = 0.3  # how close in meaning a denial must be to the statement it retracts, sharing a word of it
+_ANCHORED = 0.5  # how close two statements naming the same thing ("chess.com") must be to be of one attribute
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class Parsed:
     candidate: tuple[Reading, ...]
     held: dict[str, tuple[Reading, ...]]
     names: frozenset[str] = frozenset()
+    genders: Mapping[str, str] = field(default_factory=dict)  # relation noun -> "m" or "f" (the locale pack's)
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,8 @@ class Found:
 
 def by_parse(parsed: Parsed, neighbours: Sequence[tuple[Fact, float]], thresholds: ConflictThresholds) -> Found | None:
     """The parser's decision over the nearest held facts, or None where it sees nothing to decide."""
-    near = [(f, cos) for f, cos in neighbours if cos > thresholds.conflict_check and f.id in parsed.held]
+    floor = min(thresholds.conflict_check, _RETRACTION)  # a denial may reach a statement further in meaning
+    near = [(f, cos) for f, cos in neighbours if cos > floor and f.id in parsed.held]
     if not near or not parsed.candidate:
         return None
     people = _others(neighbours, parsed)
@@ -59,13 +62,15 @@ def by_parse(parsed: Parsed, neighbours: Sequence[tuple[Fact, float]], threshold
     if len(clauses) < len(parsed.candidate) and not any(c.old for c in clauses):
         return None  # a plan in the statement: nothing changes yet
     for clause in clauses:
-        mine = _resolve(clause, people, parsed.names)
+        mine = _resolve(clause, people, parsed.names, parsed.genders)
         if mine is None:
             continue
         for fact, cos in near:
             for theirs in parsed.held[fact.id]:
-                held = _resolve(theirs, people, parsed.names)
+                held = _resolve(theirs, people, parsed.names, parsed.genders)
                 if held is None or held.owner != mine.owner or held.negated:
+                    continue
+                if cos <= thresholds.conflict_check and not mine.negated:
                     continue
                 found = _compare(mine, held, fact, cos, len(clauses) > 1)
                 if found is not None:
@@ -81,7 +86,8 @@ def _compare(mine: Reading, held: Reading, fact: Fact, cosine: float, several: b
     if mine.negated and not held.negated and mine.topic & held.topic and cosine >= _RETRACTION:
         words = ", ".join(sorted(mine.topic & held.topic))
         return Found("supersede", f"parsed: {mine.owner} no longer ({words})", (fact.id,))
-    if not (_same_attribute(mine, held) or mine.topic & held.topic):
+    anchored = bool(_named(mine.values) & _named(held.values)) and cosine >= _ANCHORED
+    if not (_same_attribute(mine, held) or mine.topic & held.topic or anchored):
         return _paraphrase(mine, held, fact, cosine, several)
     pairs = [(m, h) for m in mine.values for h in held.values if _comparable(m, h)]
     if not pairs:
@@ -123,6 +129,13 @@ def _paraphrase(mine: Reading, held: Reading, fact: Fact, cosine: float, several
     if mine.gist and mine.gist == held.gist:
         return Found("dedup", f"parsed: the same words of content about {mine.owner}", (fact.id,))
     return None
+
+
+def _named(values: Sequence[Value]) -> set[str]:
+    """The names among the values (a place, an organisation, a person, a capitalised thing)."""
+    return {
+        v.norm for v in values if v.kind in ("place", "org", "person") or (v.kind == "thing" and v.text[:1].isupper())
+    }
 
 
 def _salient(values: Sequence[Value]) -> set[str]:
@@ -188,12 +201,22 @@ def _others(near: Sequence[tuple[Fact, float]], parsed: Parsed) -> set[str]:
     return found
 
 
-def _resolve(reading: Reading, people: set[str], names: frozenset[str]) -> Reading | None:
+def _may_be(pronoun: str, person: str, genders: Mapping[str, str]) -> bool:
+    """Whether "he" or "she" may be this person: a relation of the other gender ("my son" for "she") may not."""
+    said = "m" if pronoun in ("?he", "?him") else "f"
+    known = genders.get(person.rsplit(" ", 1)[-1])
+    return known is None or known == said
+
+
+def _resolve(
+    reading: Reading, people: set[str], names: frozenset[str], genders: Mapping[str, str] | None = None
+) -> Reading | None:
     """The reading with "he"/"she"/"they" resolved, or None where it cannot be."""
     if reading.resolved:
         return reading
     if reading.owner not in _SINGULAR:  # "they" may be several people
         return None
+    people = {p for p in people if _may_be(reading.owner, p, genders or {})}
     if len(people) == 1:
         return reading.about(next(iter(people)))
     if not people and names:

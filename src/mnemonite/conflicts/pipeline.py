@@ -86,7 +86,10 @@ def decide(
 
 
 def open_to_parsing(outcome: Outcome) -> bool:
-    """Whether the parser's reading may change what the rules decided (so the caller parses only then)."""
+    """Whether the parser's reading may change what the rules decided (so the caller parses only then): an
+    admission or a pending fact, and a supersede by a change word alone (the statement may add a value: "also")."""
+    if outcome.kind == "supersede":
+        return outcome.stage == "regex"
     return outcome.kind in ("admit", "pending") and outcome.stage != "exact" and not outcome.reason.startswith(_SETTLED)
 
 
@@ -94,7 +97,14 @@ def reconsider(
     outcome: Outcome, parsed: Parsed, neighbours: Sequence[tuple[Fact, float]], thresholds: ConflictThresholds
 ) -> Outcome:
     """The rules' outcome, or the parser's decision where the rules left the statement open (`open_to_parsing`)."""
-    found = by_parse(parsed, neighbours, thresholds) if open_to_parsing(outcome) else None
+    if not open_to_parsing(outcome):
+        return outcome
+    if outcome.kind == "supersede":  # by a change word: kept, unless the statement adds a value beside the held
+        if any(clause.additive for clause in parsed.candidate):
+            reason = f"parsed: a value beside the held ones ('also', 'too'), not a change ({outcome.reason})"
+            return Outcome("admit", "subject_predicate", outcome.zone, outcome.cosine, reason)
+        return outcome
+    found = by_parse(parsed, neighbours, thresholds)
     if found is None:
         return outcome
     return Outcome(found.kind, "subject_predicate", outcome.zone, outcome.cosine, found.reason, found.targets)

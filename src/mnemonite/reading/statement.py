@@ -198,7 +198,7 @@ class StatementReader:
             implicit=who.implicit,
             gist=gist | frozenset(v.norm for v in values if v.measured),
             topic=topic,
-            additive=any(t.lower_ in self._additive for t in own),
+            additive=any(t.lower_ in self._additive and _adds(t, head) for t in own),
         )
 
     def _changed_target(self, head: Any, names: frozenset[str], who: _Who) -> None:
@@ -351,6 +351,13 @@ def _stem(word: str) -> str:
         return word
     stem = _SUFFIX.sub("", word)
     return stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls" else stem
+
+
+def _adds(token: Any, head: Any) -> bool:
+    """An additive word of the clause ("I also swim", "a cat too", "another cat"), not a degree ("too expensive")."""
+    if token.head.i == head.i:
+        return True
+    return token.dep_ in ("det", "amod") and token.head.dep_ in ("dobj", "attr") and token.head.head.i == head.i
 
 
 def _at_hour(value: Value | None, prep: str) -> Value | None:

@@ -51,9 +51,13 @@ _UNITS = {"kg": "kg", "kgs": "kg", "kilo": "kg", "kilos": "kg", "kilogram": "kg"
           "hours": "h", "hr": "h", "hrs": "h", "h": "h", "minute": "min", "minutes": "min", "min": "min",
           "mins": "min", "step": "step", "steps": "step", "mph": "mph", "percent": "%", "%": "%", "cup": "cup",
           "cups": "cup", "day": "day", "days": "day", "week": "week", "weeks": "week", "year": "year",
-          "years": "year", "month": "month", "months": "month", "gb": "gb", "mb": "mb", "tb": "tb",
+          "years": "year", "month": "month", "months": "month", "decade": "decade", "decades": "decade",
+          "fortnight": "fortnight", "fortnights": "fortnight", "fortnightly": "fortnight", "yrs": "year",
+          "yr": "year", "gb": "gb", "mb": "mb", "tb": "tb",
           "mbps": "mbps", "gbps": "gbps", "calories": "kcal", "kcal": "kcal"}  # fmt: skip
 _TO_MINUTES = {"h": 60}
+# durations said in a larger unit: "two decades" is 20 years, "every fortnight" every 14 days, "a week" 7 days
+_TO_SMALLER = {"decade": ("year", 10), "fortnight": ("day", 14), "week": ("day", 7)}
 _MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
                                        "september", "october", "november", "december"), 1)}  # fmt: skip
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
@@ -109,22 +113,37 @@ def value_of(text: str, entity: str | None = None) -> Value | None:
             kind = ""
     number = _amount(text, words)
     if number is not None:
-        currency = next((_CURRENCY[w] for w in words if w in _CURRENCY), "")
-        if currency or kind == "money":
-            return Value(said, "money", _fmt(number), currency)
-        unit = next((_UNITS[w] for w in words if w in _UNITS), "")
-        if "%" in words or "percent" in words:
-            return Value(said, "percent", _fmt(number), "%")
-        if unit in _TO_MINUTES:  # "an hour" is "60 minutes"
-            number, unit = number * _TO_MINUTES[unit], "min"
-        return Value(said, "quantity" if unit else "number", _fmt(number), unit)
+        return _measured(said, words, number, kind)
     return Value(said, kind or "thing", " ".join(words))
 
 
+def _measured(said: str, words: list[str], number: float, kind: str) -> Value:
+    """An amount: money with its currency, a percentage, a quantity in a unit (durations in the smaller one)."""
+    currency = next((_CURRENCY[w] for w in words if w in _CURRENCY), "")
+    if currency or kind == "money":
+        return Value(said, "money", _fmt(number), currency)
+    if "%" in words or "percent" in words:
+        return Value(said, "percent", _fmt(number), "%")
+    unit = next((_UNITS[w] for w in words if w in _UNITS), "")
+    if unit in _TO_MINUTES:  # "an hour" is "60 minutes"
+        number, unit = number * _TO_MINUTES[unit], "min"
+    if unit in _TO_SMALLER:
+        smaller, times = _TO_SMALLER[unit]
+        number, unit = number * times, smaller
+    return Value(said, "quantity" if unit else "number", _fmt(number), unit)
+
+
 def _temporal(words: list[str]) -> bool:
-    return any(
-        w in _MONTHS or w in _DAYS or w in ("am", "pm", "noon", "midnight", "o'clock", "past", "quarter") for w in words
-    )
+    if "quarter" in words and ("to" in words or "past" in words):
+        return True  # "quarter to six"
+    if len(words) >= 2 and words[0] == "half" and _hour_word(words[1]):
+        return True  # "half seven"
+    return any(w in _MONTHS or w in _DAYS or w in ("am", "pm", "noon", "midnight", "o'clock", "past") for w in words)
+
+
+def _hour_word(word: str) -> bool:
+    """An hour said in a word ("seven"), not an article ("half an hour")."""
+    return word not in ("a", "an", "couple", "half") and 1 <= _WORDS.get(word, 0) <= 12
 
 
 def _fmt(number: float) -> str:
@@ -140,8 +159,25 @@ def _amount(text: str, words: list[str]) -> float | None:
         rest = text[found.end() :].split()
         after = rest[0].lower() if rest else ""
         return value * _SCALES.get(after, 1)
-    total, current, seen = 0.0, 0.0, False
     parts = [w for part in words for w in part.split("-")]
+    fraction = _fraction(parts)
+    return fraction if fraction is not None else _said_in_words(parts)
+
+
+def _fraction(parts: list[str]) -> float | None:
+    """ "three quarters (of an hour)", "a quarter", "half an hour", "half a day"."""
+    if "quarter" in parts or "quarters" in parts:
+        i = parts.index("quarter") if "quarter" in parts else parts.index("quarters")
+        before = _WORDS.get(parts[i - 1], 1) if i and parts[i - 1] not in ("a", "an") else 1
+        return before / 4
+    if len(parts) > 1 and parts[0] == "half" and (parts[1] in _UNITS or parts[1] in ("a", "an")):
+        return 0.5 * (_SCALES.get(parts[2], 1) if len(parts) > 2 else 1)  # "half a dozen" is 6
+    return None
+
+
+def _said_in_words(parts: list[str]) -> float | None:
+    """A number in words: "twenty-five", "three dozen", "a hundred", "an hour and a half"."""
+    total, current, seen = 0.0, 0.0, False
     for i, word in enumerate(parts):
         if word in ("a", "an"):  # "a hundred", "a dozen", "an hour"; not "a ten-mile ride"
             if i + 1 < len(parts) and (parts[i + 1] in _SCALES or parts[i + 1] in _UNITS) and not seen:
@@ -155,8 +191,10 @@ def _amount(text: str, words: list[str]) -> float | None:
             if _SCALES[word] >= 1000:
                 total, current = total + current, 0.0
             seen = True
-        elif seen and word not in ("and",):
+        elif seen and word not in ("and",) and word not in _UNITS:  # "an hour and a half"
             break
+    if not seen and any(w in _UNITS and _UNITS[w] in _TO_SMALLER for w in parts):
+        return 1.0  # "every fortnight", "each week": one of the unit
     return total + current if seen else None
 
 
@@ -179,6 +217,8 @@ def _clock(text: str, words: list[str]) -> str | None:
 
 def _past_or_to(words: list[str]) -> tuple[int, int, bool] | None:
     """ "half past seven", "quarter to eight", "ten past six"."""
+    if len(words) >= 2 and words[0] == "half" and _hour_word(words[1]):
+        return int(_WORDS[words[1]]), 30, False  # "half seven": half past seven
     if "past" not in words and "to" not in words:
         return None
     i = words.index("past") if "past" in words else words.index("to")

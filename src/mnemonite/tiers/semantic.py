@@ -269,7 +269,7 @@ class SemanticTier:
         held = [fact.text for fact, _ in neighbours]
         read = await asyncio.to_thread(self.reader.read_many, [text, *held], names)
         ids = [fact.id for fact, _ in neighbours]
-        parsed = Parsed(read[0], dict(zip(ids, read[1:], strict=True)), names)
+        parsed = Parsed(read[0], dict(zip(ids, read[1:], strict=True)), names, self.locale.genders)
         return pipeline.reconsider(outcome, parsed, neighbours, self.thresholds)
 
     # -- who "I" is: the user's names and aliases ---------------------------------------------
