@@ -31,6 +31,7 @@ _NAMED = frozenset({"place", "org", "person", "thing"})
 _SINGULAR = frozenset({"?he", "?she", "?him", "?her"})
 _PARAPHRASE = 0.7  # how close in meaning two statements with the same amounts must be to be one fact
 _RETRACTION = 0.3  # how close in meaning a denial must be to the statement it retracts, sharing a word of it
+_CONTAINED = 0.75  # how close in meaning a statement must be to one whose words of content hold all of its own
 _ANCHORED = 0.5  # how close two statements naming the same thing ("chess.com") must be to be of one attribute
 
 
@@ -87,7 +88,8 @@ def _compare(mine: Reading, held: Reading, fact: Fact, cosine: float, several: b
         words = ", ".join(sorted(mine.topic & held.topic))
         return Found("supersede", f"parsed: {mine.owner} no longer ({words})", (fact.id,))
     anchored = bool(_named(mine.values) & _named(held.values)) and cosine >= _ANCHORED
-    if not (_same_attribute(mine, held) or mine.topic & held.topic or anchored):
+    related = _same_attribute(mine, held) or bool(mine.topic & held.topic)
+    if not (related or anchored):
         return _paraphrase(mine, held, fact, cosine, several)
     pairs = [(m, h) for m in mine.values for h in held.values if _comparable(m, h)]
     if not pairs:
@@ -95,7 +97,7 @@ def _compare(mine: Reading, held: Reading, fact: Fact, cosine: float, several: b
     equal = [m for m, h in pairs if m.same(h)]
     other = [(m, h) for m, h in pairs if not m.same(h) and not any(m.same(x) for x in held.values)]
     alike = _salient(mine.values) == _salient(held.values)
-    if equal and not other and alike and mine.negated == held.negated and not mine.change and not several:
+    if equal and not other and alike and related and mine.negated == held.negated and not mine.change and not several:
         return Found("dedup", f"parsed: the same {said} ({equal[0].text!r})", (fact.id,))
     if not other or mine.negated or mine.additive or (mine.past and not mine.change):
         return None
@@ -128,7 +130,19 @@ def _paraphrase(mine: Reading, held: Reading, fact: Fact, cosine: float, several
         return Found("dedup", f"parsed: the same amounts of {mine.owner} said another way", (fact.id,))
     if mine.gist and mine.gist == held.gist:
         return Found("dedup", f"parsed: the same words of content about {mine.owner}", (fact.id,))
+    if _contained(mine, held) and cosine >= _CONTAINED and mine.past == held.past and not mine.additive:
+        return Found("dedup", f"parsed: what {mine.owner} holds, said with fewer or other words", (fact.id,))
     return None
+
+
+def _contained(mine: Reading, held: Reading) -> bool:
+    """One statement's words of content all in the other's (at least two), and no value of one that the other
+    gives otherwise: "proton is my vpn" and "i use proton vpn"."""
+    small, large = sorted((mine.gist, held.gist), key=len)
+    if len(small) < 2 or not small <= large:
+        return False
+    ours, theirs = _salient(mine.values), _salient(held.values)
+    return ours <= theirs or theirs <= ours
 
 
 def _named(values: Sequence[Value]) -> set[str]:

@@ -172,11 +172,15 @@ class StatementReader:
         if verb in self._change:
             self._changed_target(head, names, who)
         values, old = self._values(head, verb, who)
+        if who.subject is not None and _numeric(who.subject):
+            amount = _value(who.subject)
+            values = [amount, *values] if amount is not None else values
         particle = next((c.lower_ for c in head.children if c.dep_ == "prt"), "")
         if who.attribute == "":
             prep = next((c.lower_ for c in head.children if c.dep_ == "prep" and c.lower_ not in ("from",)), "")
             who.attribute = " ".join(w for w in (verb, particle, prep) if w)
-        if verb == "be" and who.attribute == "be":
+        swapped = who.subject is not None and who.subject.pos_ in ("PROPN", "NOUN") and _my_attr(head) is not None
+        if verb == "be" and (who.attribute == "be" or swapped):  # "my dentist is X", "X is my dentist"
             who.owner, who.attribute, who.possessed = self._role(head, who.subject, who.owner, values, names)
         auxes = [c for c in head.children if c.dep_ in ("aux", "auxpass")]
         modal = any(c.tag_ == "MD" and c.lemma_.lower() not in ("will", "can", "'ll", "ca") for c in auxes)
@@ -264,14 +268,17 @@ class StatementReader:
         """ "my guitar teacher is Sam" and "Sam is my guitar teacher" alike: the user's attribute "guitar teacher"
         with the value Sam, held one at a time unless a relation people have several of ("my friend is Tom")."""
         noun = subject
-        if subject is not None and (subject.ent_type_ == "PERSON" or subject.pos_ == "PROPN"):
-            noun = next((c for c in head.children if c.dep_ == "attr" and _possessors(c)), None)
-            if noun is not None:
-                values[:] = [v for v in values if v.kind != "thing"]
-                named = _value(subject)
-                if named is not None:
-                    values.insert(0, Value(named.text, "person", named.norm))
-        if noun is None or not _possessors(noun) or not any(v.kind in ("person", "place", "org") for v in values):
+        swapped = _my_attr(head)
+        if subject is not None and swapped is not None and subject.pos_ in ("PROPN", "NOUN"):
+            noun = swapped  # "Sam is my guitar teacher", "proton is my vpn"
+            values[:] = [v for v in values if v.kind != "thing"]
+            named = _value(subject)
+            if named is not None:
+                person = subject.ent_type_ == "PERSON" or (subject.pos_ == "PROPN" and subject.text[:1].isupper())
+                values.insert(0, Value(named.text, "person" if person else named.kind, named.norm))
+            if not _possessors(noun):
+                return owner, "be", False
+        elif noun is None or not _possessors(noun) or not any(v.kind in ("person", "place", "org") for v in values):
             return owner, "be", False
         base = self._subject(_possessors(noun)[-1], names)[0]
         role = " ".join(t.lemma_.lower() for t in _compound(noun))
@@ -324,11 +331,15 @@ class StatementReader:
         if subject is None:
             return USER, "", False, True
         word = subject.lower_
+        if _numeric(subject):  # "ten grand saved so far": an amount of the speaker's
+            return USER, "", False, True
         if subject.pos_ == "PRON" or word in self._first or word in self._third:
             if word in self._first:
                 return USER, "", False, False
             if word in ("it", "this", "that"):
                 return USER, "?", False, False
+            if word == "there":  # "there's twenty plants in my flat"
+                return USER, "", False, True
             return f"?{word}", "", False, False
         chain = _possessors(subject)
         base = self._owner_of(chain, names)
@@ -351,6 +362,18 @@ def _stem(word: str) -> str:
         return word
     stem = _SUFFIX.sub("", word)
     return stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls" else stem
+
+
+def _numeric(token: Any) -> bool:
+    """A subject that is an amount ("ten grand", "6 percent of my pay")."""
+    return bool(token.like_num or token.ent_type_ in ("MONEY", "CARDINAL", "QUANTITY", "PERCENT")) or any(
+        c.dep_ == "nummod" for c in token.children
+    )
+
+
+def _my_attr(head: Any) -> Any:
+    """The possessed noun a copula says its subject is ("... is my vpn"), or None."""
+    return next((c for c in head.children if c.dep_ == "attr" and _possessors(c)), None)
 
 
 def _adds(token: Any, head: Any) -> bool:
@@ -424,6 +447,10 @@ def _value(token: Any) -> Value | None:
     """The value a token carries: the named entity it is part of, or the token with its modifiers."""
     if token.pos_ == "PRON" or token.lower_ in ("it", "that", "this", "one"):
         return None
+    if token.lower_ in ("quarter", "half") and not token.ent_type_:  # "at quarter to six", "half seven"
+        whole = value_of(" ".join(t.text for t in token.subtree))
+        if whole is not None and whole.kind == "time":
+            return whole
     if token.ent_type_:
         span = next((e for e in token.doc.ents if e.start <= token.i < e.end), None)
         if span is not None:
