@@ -69,14 +69,23 @@ def by_parse(parsed: Parsed, neighbours: Sequence[tuple[Fact, float]], threshold
         for fact, cos in near:
             for theirs in parsed.held[fact.id]:
                 held = _resolve(theirs, people, parsed.names, parsed.genders)
-                if held is None or held.owner != mine.owner or held.negated:
-                    continue
-                if cos <= thresholds.conflict_check and not mine.negated:
-                    continue
-                found = _compare(mine, held, fact, cos, len(clauses) > 1)
+                found = _pair(mine, held, fact, cos, thresholds, len(clauses) > 1) if held is not None else None
                 if found is not None:
                     return found
     return None
+
+
+def _pair(
+    mine: Reading, held: Reading, fact: Fact, cos: float, thresholds: ConflictThresholds, several: bool
+) -> Found | None:
+    """The decision one clause of the candidate reaches against one clause of a held fact, or None."""
+    if held.negated:
+        return None
+    if held.owner != mine.owner:  # "Sophie does my hair" and "my hairdresser is Sophie"
+        return _named_alike(mine, held, fact, cos)
+    if cos <= thresholds.conflict_check and not mine.negated:
+        return None
+    return _compare(mine, held, fact, cos, several)
 
 
 def _compare(mine: Reading, held: Reading, fact: Fact, cosine: float, several: bool) -> Found | None:
@@ -133,6 +142,25 @@ def _paraphrase(mine: Reading, held: Reading, fact: Fact, cosine: float, several
     if _contained(mine, held) and cosine >= _CONTAINED and mine.past == held.past and not mine.additive:
         return Found("dedup", f"parsed: what {mine.owner} holds, said with fewer or other words", (fact.id,))
     return None
+
+
+def _named_alike(mine: Reading, held: Reading, fact: Fact, cosine: float) -> Found | None:
+    """A statement about a named person or thing and one of the user's naming it: one fact where they name the
+    same (the owner counted among the names), with the same polarity, close in meaning."""
+    if USER not in (mine.owner, held.owner) or mine.negated != held.negated or mine.change or cosine < _PARAPHRASE:
+        return None
+    named, user = (mine, held) if held.owner == USER else (held, mine)
+    if not _as_name(named.owner) or named.owner not in _salient(user.values):
+        return None  # the one statement's person must be a value of the user's statement
+    ours, theirs = _salient(mine.values) | _as_name(mine.owner), _salient(held.values) | _as_name(held.owner)
+    if ours == theirs:
+        return Found("dedup", f"parsed: the same names ({', '.join(sorted(ours))}) said another way", (fact.id,))
+    return None
+
+
+def _as_name(owner: str) -> set[str]:
+    """An owner that is a name ("sophie"), not the user or a relation of the user's."""
+    return set() if owner == USER or owner.startswith(f"{USER}'s") or owner.startswith("?") else {owner}
 
 
 def _contained(mine: Reading, held: Reading) -> bool:

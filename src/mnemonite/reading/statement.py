@@ -33,6 +33,7 @@ _VALUES = frozenset({"dobj", "attr", "acomp", "oprd", "pobj", "dative", "npadvmo
 _NAMED = frozenset({"PROPN", "NUM"})
 _LIGHT = frozenset({"be", "have", "do", "get", "go", "make", "take", "'s", "will", "would", "can", "just"})
 _CONTENT = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
+_PERIODS = frozenset({"hour", "day", "week", "month", "year", "night", "fortnight"})
 _TIME_WORDS = frozenset({"day", "week", "month", "year", "time", "today", "now", "morning", "evening", "night"})
 _PART_OF_DAY = ("in the evening", "in the afternoon", "in the morning", "at night", "tonight")
 _SUFFIX = re.compile(r"(?:ers|er|ing|ings|ist|ists|ian|s)$")
@@ -364,6 +365,11 @@ def _stem(word: str) -> str:
     return stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls" else stem
 
 
+def _rate(token: Any) -> bool:
+    """ "a month", "per week": the period of a rate."""
+    return token.lemma_.lower() in _PERIODS and any(c.lower_ in ("a", "an", "per", "each") for c in token.children)
+
+
 def _numeric(token: Any) -> bool:
     """A subject that is an amount ("ten grand", "6 percent of my pay")."""
     return bool(token.like_num or token.ent_type_ in ("MONEY", "CARDINAL", "QUANTITY", "PERCENT")) or any(
@@ -447,6 +453,8 @@ def _value(token: Any) -> Value | None:
     """The value a token carries: the named entity it is part of, or the token with its modifiers."""
     if token.pos_ == "PRON" or token.lower_ in ("it", "that", "this", "one"):
         return None
+    if _rate(token):
+        return None  # "£750 a month": a rate, not a value of its own
     if token.lower_ in ("quarter", "half") and not token.ent_type_:  # "at quarter to six", "half seven"
         whole = value_of(" ".join(t.text for t in token.subtree))
         if whole is not None and whole.kind == "time":
@@ -458,7 +466,8 @@ def _value(token: Any) -> Value | None:
             part = next((p for p in _PART_OF_DAY if after.startswith(p)), "")
             return value_of(f"{span.text} {part}".strip(), span.label_)
     # the words before the token that modify it, and the unit after a number ("20 mg")
-    parts = [t for left in token.lefts if left.dep_ not in ("det", "poss", "punct", "cc", "prep") for t in left.subtree]
+    parts = [t for left in token.lefts if left.dep_ not in ("det", "poss", "punct", "cc", "prep") and not _rate(left)
+             for t in left.subtree]  # fmt: skip
     parts += [token, *(r for r in token.rights if r.dep_ in ("compound", "nummod", "quantmod", "npadvmod"))]
     text = " ".join(t.text for t in sorted(parts, key=lambda t: t.i))
     if token.pos_ not in _NAMED and token.pos_ not in ("NOUN", "ADJ"):
