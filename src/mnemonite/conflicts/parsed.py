@@ -25,6 +25,7 @@ from mnemonite.models.fact import Fact
 from mnemonite.reading.statement import USER, Reading
 from mnemonite.reading.values import Value
 
+_TIME_UNITS = frozenset({"min", "day", "year", "month"})
 _AMOUNTS = frozenset({"number", "money", "quantity", "percent"})
 _GENERIC = frozenset({"be", "have", "do", "get", "go", "?"})
 _NAMED = frozenset({"place", "org", "person", "thing"})
@@ -65,7 +66,8 @@ def by_parse(parsed: Parsed, neighbours: Sequence[tuple[Fact, float]], threshold
     for clause in clauses:
         mine = _resolve(clause, people, parsed.names, parsed.genders)
         if mine is None:
-            continue
+            guessed = _guess(clause, near, parsed)
+            return _unsure(guessed, near, parsed, thresholds) if guessed is not None else None
         for fact, cos in near:
             for theirs in parsed.held[fact.id]:
                 held = _resolve(theirs, people, parsed.names, parsed.genders)
@@ -216,6 +218,8 @@ def _comparable(mine: Value, held: Value) -> bool:
     if mine.measured or held.measured:
         kinds = {mine.kind, held.kind}
         same_kind = mine.kind == held.kind or kinds <= {"number", "quantity", "money"}
+        if {mine.unit, held.unit} & _TIME_UNITS:  # "daily" is no other value than "8 glasses"
+            return same_kind and mine.unit == held.unit
         return same_kind and (mine.unit == held.unit or not (mine.unit and held.unit))
     return mine.kind == held.kind and mine.kind in ("place", "org", "person")
 
@@ -248,6 +252,33 @@ def _may_be(pronoun: str, person: str, genders: Mapping[str, str]) -> bool:
     said = "m" if pronoun in ("?he", "?him") else "f"
     known = genders.get(person.rsplit(" ", 1)[-1])
     return known is None or known == said
+
+
+def _guess(clause: Reading, near: Sequence[tuple[Fact, float]], parsed: Parsed) -> Reading | None:
+    """ "he" or "she" among several people: the one the closest held fact is about, of the pronoun's gender."""
+    if clause.owner not in _SINGULAR:
+        return None
+    for fact, _ in near:
+        for reading in parsed.held.get(fact.id, ()):
+            if reading.resolved and reading.owner != USER and _may_be(clause.owner, reading.owner, parsed.genders):
+                return clause.about(reading.owner)
+    return None
+
+
+def _unsure(
+    guessed: Reading, near: Sequence[tuple[Fact, float]], parsed: Parsed, thresholds: ConflictThresholds
+) -> Found | None:
+    """A decision about a person guessed by closeness of meaning: never a supersede nor a duplicate of what may be
+    someone else's fact, at most a candidate update of it."""
+    for fact, cos in near:
+        for theirs in parsed.held[fact.id]:
+            if theirs.owner != guessed.owner:
+                continue
+            found = _pair(guessed, theirs, fact, cos, thresholds, False)
+            if found is not None and found.kind == "supersede":
+                reason = f"{found.reason}; {guessed.owner!r} guessed from the closest fact: a candidate update"
+                return Found("pending", reason, found.targets)
+    return None
 
 
 def _resolve(

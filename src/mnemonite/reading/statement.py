@@ -33,6 +33,7 @@ _VALUES = frozenset({"dobj", "attr", "acomp", "oprd", "pobj", "dative", "npadvmo
 _NAMED = frozenset({"PROPN", "NUM"})
 _LIGHT = frozenset({"be", "have", "do", "get", "go", "make", "take", "'s", "will", "would", "can", "just"})
 _CONTENT = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
+_FREQUENT = frozenset({"daily", "nightly", "weekly", "fortnightly", "monthly", "yearly", "annually"})
 _PERIODS = frozenset({"hour", "day", "week", "month", "year", "night", "fortnight"})
 _TIME_WORDS = frozenset({"day", "week", "month", "year", "time", "today", "now", "morning", "evening", "night"})
 _PART_OF_DAY = ("in the evening", "in the afternoon", "in the morning", "at night", "tonight")
@@ -283,6 +284,8 @@ class StatementReader:
             return owner, "be", False
         base = self._subject(_possessors(noun)[-1], names)[0]
         role = " ".join(t.lemma_.lower() for t in _compound(noun))
+        if noun.lemma_.lower() in self._many:  # "X is Nina's sister": about Nina's sister, not Nina
+            return f"{base}'s {role}", "be", False
         single = noun.lemma_.lower() not in self._many and noun.tag_ != "NNS"
         return base, role, single
 
@@ -432,6 +435,8 @@ def _objects(head: Any) -> list[tuple[Any, str]]:
             found.extend(_after_prep(child))  # "a nurse at St Mary's", "2,400 a month"
         elif child.dep_ == "advmod" and child.lower_ in ("up", "down"):
             found.extend(_after_prep(child))  # "up to 2,000"
+        elif child.dep_ in ("advmod", "acomp") and child.lower_ in _FREQUENT:
+            found.append((child, ""))  # "the podcast is fortnightly now"
     return found
 
 
@@ -470,6 +475,6 @@ def _value(token: Any) -> Value | None:
              for t in left.subtree]  # fmt: skip
     parts += [token, *(r for r in token.rights if r.dep_ in ("compound", "nummod", "quantmod", "npadvmod"))]
     text = " ".join(t.text for t in sorted(parts, key=lambda t: t.i))
-    if token.pos_ not in _NAMED and token.pos_ not in ("NOUN", "ADJ"):
+    if token.pos_ not in _NAMED and token.pos_ not in ("NOUN", "ADJ") and token.lower_ not in _FREQUENT:
         return None
     return value_of(text, None)

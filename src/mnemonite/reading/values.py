@@ -58,6 +58,9 @@ _UNITS = {"kg": "kg", "kgs": "kg", "kilo": "kg", "kilos": "kg", "kilogram": "kg"
 _TO_MINUTES = {"h": 60}
 # durations said in a larger unit: "two decades" is 20 years, "every fortnight" every 14 days, "a week" 7 days
 _TO_SMALLER = {"decade": ("year", 10), "fortnight": ("day", 14), "week": ("day", 7)}
+_FREQUENCIES = {"daily": 1, "nightly": 1, "weekly": 7, "fortnightly": 14, "monthly": 30, "yearly": 365,
+                "annually": 365}  # fmt: skip
+_CODE = re.compile(r"(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{2,6}")
 _MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
                                        "september", "october", "november", "december"), 1)}  # fmt: skip
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
@@ -83,8 +86,8 @@ class Value:
 
     @property
     def measured(self) -> bool:
-        """A value that is an amount, a time or a date: an attribute holding it holds one at a time."""
-        return self.kind in ("money", "quantity", "number", "percent", "date", "time")
+        """A value that is an amount, a time, a date or a code ("v5"): an attribute holding it holds one at a time."""
+        return self.kind in ("money", "quantity", "number", "percent", "date", "time", "code")
 
     def same(self, other: Value) -> bool:
         """The same value, however written (a number with or without its unit or currency matches)."""
@@ -111,6 +114,10 @@ def value_of(text: str, entity: str | None = None) -> Value | None:
             return Value(said, "date", day)
         if kind in ("time", "date"):
             kind = ""
+    if len(words) == 1 and words[0] in _FREQUENCIES:  # "weekly", "fortnightly"
+        return Value(said, "quantity", _fmt(_FREQUENCIES[words[0]]), "day")
+    if len(words) == 1 and _CODE.fullmatch(words[0]):  # "v5", "mg4", "7a": a grade, a model, a seat
+        return Value(said, "code", words[0])
     number = _amount(text, words)
     if number is not None:
         return _measured(said, words, number, kind)
