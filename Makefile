@@ -60,6 +60,7 @@ bench: $(DEV)
 	$(PY) bench/search_latency.py
 	$(PY) bench/embedding.py
 	$(PY) bench/conflicts.py
+	$(PY) bench/extraction.py
 	$(PY) bench/secret_recognition.py --locomo --latency
 	$(PY) bench/graph.py
 	$(PY) bench/consolidate.py

@@ -1,28 +1,27 @@
-"""The conflict pipeline of `semantic.remember` against five labelled scenario sets, and its latency.
+"""The conflict pipeline of `semantic.remember` against the labelled scenario sets, and its latency.
 
-    python bench/conflicts.py                 # the five sets, then remember() latency at 10,000 facts
-    python bench/conflicts.py --facts 2000    # a quicker latency run
-    python bench/conflicts.py --strict-hot    # the spec's "HOT always dedups"
-    python bench/conflicts.py --baseline 71999c0   # also time remember() with the code of a git ref
+    python bench/conflicts.py                          # every set with both readers, then remember() latency
+    python bench/conflicts.py --sets attrs_dev,r2_dev  # some sets (names below)
+    python bench/conflicts.py --readers parser         # one reader (MemoryConfig.reader: rules, parser, auto)
+    python bench/conflicts.py --facts 2000             # a quicker latency run (--facts 0: none)
+    python bench/conflicts.py --strict-hot             # the spec's "HOT always dedups"
+    python bench/conflicts.py --baseline 71999c0       # also time remember() with the code of a git ref
 
-``bench/data/conflicts.jsonl`` is the development set (the English pack was tuned on it);
-``bench/data/conflicts_heldout.jsonl`` was written before the pack was changed and is never tuned
-on; ``bench/data/conflicts_chat.jsonl`` (70 statements in chat phrasing: asides, time phrases,
-subjects left out, two clauses) was written by a reader who had not seen the pack, and read once for
-its misses (two fixes followed: "no more", "stopped going to"); ``bench/data/conflicts_blind.jsonl``
-(80 chat statements: 30 changes, 20 repeats in other words, 30 new facts that look like changes) was
-written by another reader who had not seen the pack, and read once for its misses;
-``bench/data/conflicts_blind2.jsonl`` (100 chat statements: 40 changes, 25 repeats, 35 new facts) was written by a
-third such reader and is only measured, never read for its misses. Each case gets its own (user,
-agent), the user being the case's ``user`` when it names one (a user id that is a plain word is one
-of the user's names), with its ``aliases`` recorded through `add_names`; its ``existing`` facts are
-written first (through `remember`, so they are embedded and logged like any fact), then its
-``candidate`` goes through
-`remember_with_decision`. The printed confusion matrix sets the labels (dedup, supersede,
-admit) against the decisions (dedup, supersede, pending, admit); a dedup or supersede counts
-as correct only if it names the labelled existing fact. Targets on each set: ≥ 95% of
-duplicates deduplicated, ≥ 90% of updates and retractions superseded, 0 admit-labelled cases
-superseded or deduplicated, 0 updates or retractions dropped as duplicates, ≤ 10% pending.
+The sets (``bench/data/``; `bench/README.md` says in which order each was written, tuned on and measured):
+``dev`` (conflicts.jsonl, the English pack was tuned on it); ``heldout`` (conflicts_heldout.jsonl, written before
+the pack was changed); ``chat`` (conflicts_chat.jsonl, 70 statements in chat phrasing, read once for its misses);
+``blind`` (conflicts_blind.jsonl, 80 chat statements, read once for its misses); ``blind2`` (conflicts_blind2.jsonl,
+100 chat statements, only measured); ``attrs_dev`` and ``attrs`` (100 and 313 statements over attributes the pack
+does not name, the first to tune the statement parser on, the second measured once); ``r2_dev`` and ``r2`` (120
+and 230 chat statements, likewise); ``stress`` (conflicts_stress.jsonl, 2,626 generated cases from 71 phrasing
+families, split train / test by family, reported per split; `bench/conflict_stress.py` writes it). Each case gets
+its own (user, agent), the user being the case's ``user`` when it names one (a user id that is a plain word is one
+of the user's names), with its ``aliases`` recorded through `add_names`; its ``existing`` facts are written first
+(through `remember`, so they are embedded and logged like any fact), then its ``candidate`` goes through
+`remember_with_decision`. The printed confusion matrix sets the labels (dedup, supersede, admit) against the
+decisions (dedup, supersede, pending, admit); a dedup or supersede counts as correct only if it names the labelled
+existing fact. Targets on each set: ≥ 95% of duplicates deduplicated, ≥ 90% of updates and retractions superseded,
+0 admit-labelled cases superseded or deduplicated, 0 updates or retractions dropped as duplicates, ≤ 10% pending.
 
 Latency: one scope holding N distinct facts (generated sentences about many subjects and
 predicates), then 200 `remember` calls of new statements, timed one by one with the packaged
@@ -58,6 +57,7 @@ SETS = {
     "attrs": "conflicts_attrs.jsonl",
     "r2_dev": "conflicts_r2_dev.jsonl",
     "r2": "conflicts_r2.jsonl",
+    "stress": "conflicts_stress.jsonl",
 }
 DATA = {tag: Path(__file__).parent / "data" / name for tag, name in SETS.items()}
 DECISIONS = ("dedup", "supersede", "pending", "admit")
@@ -79,17 +79,17 @@ async def scenarios(
     return results
 
 
-def report(name: str, results: list[tuple[dict[str, object], str, bool, str]]) -> None:
+def report(name: str, results: list[tuple[dict[str, object], str, bool, str]], *, misses: bool = True) -> None:
     matrix: dict[str, Counter[str]] = defaultdict(Counter)
     by_category: dict[str, Counter[str]] = defaultdict(Counter)
-    misses = []
+    missed = []
     for case, kind, right_fact, why in results:
         label, category = str(case["expected"]), str(case["category"])
         matrix[label][kind] += 1
         correct = kind == label and right_fact
         by_category[category]["correct" if correct else "wrong"] += 1
         if not correct:
-            misses.append(f"  {case['id']}: {case['candidate']!r} -> {kind} ({why})")
+            missed.append(f"  {case['id']}: {case['candidate']!r} -> {kind} ({why})")
     print(f"## {len(results)} labelled cases from {name}\n")
     print("| label \\ decision | " + " | ".join(DECISIONS) + " | total |")
     print("|---" * (len(DECISIONS) + 2) + "|")
@@ -102,8 +102,8 @@ def report(name: str, results: list[tuple[dict[str, object], str, bool, str]]) -
         total = counts["correct"] + counts["wrong"]
         print(f"| {category} | {total} | {counts['correct']} ({counts['correct'] / total:.0%}) |")
     targets(results)
-    if misses:
-        print("\nnot as labelled:\n" + "\n".join(misses))
+    if missed and misses:
+        print("\nnot as labelled:\n" + "\n".join(missed))
     print()
 
 
@@ -201,7 +201,13 @@ async def labelled(strict_hot: bool, sets: list[str], reader: str) -> None:
             for tag in sets:
                 path = DATA[tag]
                 cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-                report(f"{path.name} (reader: {reader})", await scenarios(mem, cases, tag))
+                results = await scenarios(mem, cases, tag)
+                splits = sorted({str(case["split"]) for case in cases if "split" in case})
+                for split in splits:  # the generated set: phrasing families split train / test
+                    rows = [row for row in results if row[0].get("split") == split]
+                    report(f"{path.name}, {split} families (reader: {reader})", rows, misses=False)
+                if not splits:
+                    report(f"{path.name} (reader: {reader})", results)
 
 
 async def run(

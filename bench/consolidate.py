@@ -149,9 +149,12 @@ def extraction(path: Path) -> dict[str, float]:
             "recall": counts["matched"] / max(1, counts["gold"])}  # fmt: skip
 
 
-async def evaluate(data: list[dict[str, Any]]) -> tuple[dict[str, float], dict[str, list[list[float]]]]:
+async def evaluate(
+    data: list[dict[str, Any]], reader: str = "auto"
+) -> tuple[dict[str, float], dict[str, list[list[float]]]]:
     with tempfile.TemporaryDirectory() as tmp:
-        config = MemoryConfig(url=f"sqlite:///{Path(tmp) / 'consolidate.db'}", index_in_background=False)
+        url = f"sqlite:///{Path(tmp) / 'consolidate.db'}"
+        config = MemoryConfig(url=url, index_in_background=False, reader=reader)  # type: ignore[arg-type]
         async with await Memory.open(config=config) as mem:
             summary = await consolidate(data, mem)
             return summary, await retrieval(data, mem)
@@ -161,11 +164,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--reader", default="auto", help="MemoryConfig.reader: auto, parser or rules")
     args = parser.parse_args()
     data = json.loads(args.data.read_text())[: args.conversations]
-    summary, rows = asyncio.run(evaluate(data))
+    summary, rows = asyncio.run(evaluate(data, args.reader))
     turns = summary["turns"]
-    print(f"LoCoMo {args.data.name}: {len(data)} conversations, {int(turns)} turns, standard phase rule-based\n")
+    print(f"LoCoMo {args.data.name}: {len(data)} conversations, {int(turns)} turns, standard phase rule-based,"
+          f" reader {args.reader}\n")
     print("| statements / turn | admitted | deduplicated | superseded | pending | topic episodes | turns / s |")
     print("|---|---|---|---|---|---|---|")
     print(f"| {summary['statements'] / turns:.2f} | {int(summary['admitted'])} | {int(summary['deduplicated'])} |"

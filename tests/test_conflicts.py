@@ -591,13 +591,18 @@ def test_the_labelled_sets_are_well_formed() -> None:
         ("conflicts_chat.jsonl", 70),
         ("conflicts_blind.jsonl", 80),
         ("conflicts_blind2.jsonl", 100),
+        ("conflicts_attrs.jsonl", 200),
+        ("conflicts_attrs_dev.jsonl", 100),
+        ("conflicts_r2.jsonl", 200),
+        ("conflicts_r2_dev.jsonl", 100),
+        ("conflicts_stress.jsonl", 2000),
     ):
         cases = [json.loads(line) for line in (root / name).read_text().splitlines() if line.strip()]
         assert len(cases) >= least and len({c["id"] for c in cases}) == len(cases)
         for case in cases:
             assert case["expected"] in {"dedup", "supersede", "admit"} and case["existing"]
-            assert (case["target"] is None) == (case["expected"] == "admit")
-            assert case["target"] is None or 0 <= case["target"] < len(case["existing"])
+            assert (case.get("target") is None) == (case["expected"] == "admit")
+            assert case.get("target") is None or 0 <= case["target"] < len(case["existing"])
 
 
 @pytest.mark.parametrize(
