@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from locomo import CATEGORIES, DATA, DEPTH, Evidence, metrics, turns_of
 from mnemonite import Fact, Memory, MemoryConfig, Scope
+from mnemonite.consolidator.budget import ConsolidatorConfig
 from mnemonite.consolidator.extract import Extractor
 from mnemonite.consolidator.phases import MACHINE_SPEAKERS
 from mnemonite.consolidator.segment import words
@@ -150,11 +151,12 @@ def extraction(path: Path) -> dict[str, float]:
 
 
 async def evaluate(
-    data: list[dict[str, Any]], reader: str = "auto"
+    data: list[dict[str, Any]], reader: str = "auto", extraction: str = "rules"
 ) -> tuple[dict[str, float], dict[str, list[list[float]]]]:
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'consolidate.db'}"
-        config = MemoryConfig(url=url, index_in_background=False, reader=reader)  # type: ignore[arg-type]
+        consolidator = ConsolidatorConfig(extraction=extraction)  # type: ignore[arg-type]
+        config = MemoryConfig(url=url, index_in_background=False, reader=reader, consolidator=consolidator)  # type: ignore[arg-type]
         async with await Memory.open(config=config) as mem:
             summary = await consolidate(data, mem)
             return summary, await retrieval(data, mem)
@@ -165,12 +167,15 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--reader", default="auto", help="MemoryConfig.reader: auto, parser or rules")
+    parser.add_argument("--extraction", default="rules", help="ConsolidatorConfig.extraction: rules or parser")
     args = parser.parse_args()
     data = json.loads(args.data.read_text())[: args.conversations]
-    summary, rows = asyncio.run(evaluate(data, args.reader))
+    summary, rows = asyncio.run(evaluate(data, args.reader, args.extraction))
     turns = summary["turns"]
-    print(f"LoCoMo {args.data.name}: {len(data)} conversations, {int(turns)} turns, standard phase rule-based,"
-          f" reader {args.reader}\n")
+    print(
+        f"LoCoMo {args.data.name}: {len(data)} conversations, {int(turns)} turns, standard phase rule-based,"
+        f" reader {args.reader}, extraction {args.extraction}\n"
+    )
     print("| statements / turn | admitted | deduplicated | superseded | pending | topic episodes | turns / s |")
     print("|---|---|---|---|---|---|---|")
     print(f"| {summary['statements'] / turns:.2f} | {int(summary['admitted'])} | {int(summary['deduplicated'])} |"

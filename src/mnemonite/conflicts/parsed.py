@@ -1,18 +1,23 @@
 """The subject/predicate stage read by a dependency parser: typed values, possessed attributes, pronouns.
 
 Where the locale pack's rules leave a statement undecided or admit it beside a held fact, the parser's readings
-(`mnemonite.reading`) of the candidate and of its nearest held facts are compared:
+(`mnemonite.reading`) of the candidate and of its nearest held facts are compared, clause by clause, for the same
+person:
 
 - a value the statement says was replaced ("switched from Comcast to Verizon", "traded in the Civic") that a held
-  fact of the same person holds: that fact is superseded;
-- the same attribute of the same person ("my rent" and "rent went up to", a dose "raised" by someone, a class
-  "moved to" another day) with another value of the same type: superseded, when the attribute holds one value at a
-  time (a possessed thing, an amount, a time or a date, or a change word) and the statement is no past event;
-- the same values of the same person with the same polarity, said with another verb or part of speech ("I earn 4k
-  a month" and "I'm paid 4000 a month", "I run" and "I'm a runner"): a duplicate.
+  fact holds: that fact is superseded; so is one the statement denies or ends, sharing a word of it ("I stopped
+  volunteering at the shelter"), from a lower cosine than other decisions;
+- the same attribute ("my rent" and "rent went up to", a dose "raised" by someone, a class "moved to" another day,
+  two statements naming the same thing) with another value of the same type: superseded where the attribute holds
+  one value at a time (an amount, something possessed, or a change word) and the statement is no past event and
+  says no "also"; otherwise, for the same attribute said the same way, a candidate update (pending, naming the
+  fact it may replace);
+- the same values or words of content said another way ("I earn 4k a month" and "I'm paid 4000 a month", "proton
+  is my vpn" and "i use proton vpn", "Sophie does my hair" and "my hairdresser is Sophie"): a duplicate.
 
-"he" and "she" mean the one other person the nearest facts are about, or, in a memory about one named
-person with no other, that person. Everything else is left as the rules decided.
+"he" and "she" mean the one other person the nearest facts are about, or, in a memory about one named person with
+no other, that person; among several, the closest fact's person of the pronoun's gender, for a candidate update
+only. Everything else is left as the rules decided.
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from mnemonite.reading.values import Value
 _TIME_UNITS = frozenset({"min", "day", "year", "month"})
 _AMOUNTS = frozenset({"number", "money", "quantity", "percent"})
 _GENERIC = frozenset({"be", "have", "do", "get", "go", "?"})
-_NAMED = frozenset({"place", "org", "person", "thing"})
 _SINGULAR = frozenset({"?he", "?she", "?him", "?her"})
 _PARAPHRASE = 0.7  # how close in meaning two statements with the same amounts must be to be one fact
 _RETRACTION = 0.3  # how close in meaning a denial must be to the statement it retracts, sharing a word of it

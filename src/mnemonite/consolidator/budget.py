@@ -80,6 +80,10 @@ class ConsolidatorConfig(Model):
     - ``prices``: USD per million prompt and completion tokens, by model.
     - ``cadence``: per phase, ``{"every": N}`` new episodes or ``{"cron": "..."}`` (UTC), for ``watch``.
     - ``lease_seconds``: how long a claimed job is held without progress before another worker may take it.
+    - ``extraction``: how the rule-based standard and deep phases read chat: ``"rules"`` (the default: the
+      statement pack's rules) or ``"parser"`` (`mnemonite.reading.chat.ParsedExtractor`, where the semantic tier
+      reads with the statement parser: more recall on labelled chat, more and longer statements on LoCoMo, whose
+      retrieval it lowered; see `bench/README.md`).
     """
 
     error_type: ClassVar[type[MnemoniteError]] = ConfigurationError
@@ -100,6 +104,7 @@ class ConsolidatorConfig(Model):
     cadence: dict[str, dict[str, Any]] = Field(default_factory=lambda: {k: dict(v) for k, v in _CADENCE.items()})
     lease_seconds: float = Field(default=300.0, gt=0)
     min_sessions: int = Field(default=2, ge=2, description="sessions a statement recurs in to be a pattern")
+    extraction: Literal["rules", "parser"] = "rules"
 
     @field_validator("cadence")
     @classmethod

@@ -72,10 +72,10 @@ class Context:
         return None if phase in self.llm_off else self.models.get(phase)
 
     def extractor(self) -> Extractor | ParsedExtractor:
-        """A fresh reader of one conversation: the statement parser's where the semantic tier reads with it (and
-        the statement pack is English), the statement pack's rules otherwise."""
+        """A fresh reader of one conversation: the statement parser's where ``config.extraction`` asks for it and
+        the semantic tier reads with it (the statement pack English), the statement pack's rules otherwise."""
         reader = self.semantic.reader
-        if reader is not None and self.statements.name == "en":
+        if reader is not None and self.statements.name == "en" and self.config.extraction == "parser":
             return ParsedExtractor(reader, self.statements)
         return Extractor(self.statements)
 
