@@ -103,7 +103,9 @@ def _compare(mine: Reading, held: Reading, fact: Fact, cosine: float, several: b
         words = ", ".join(sorted(mine.topic & held.topic))
         return Found("supersede", f"parsed: {mine.owner} no longer ({words})", (fact.id,))
     anchored = bool(_named(mine.values) & _named(held.values)) and cosine >= _ANCHORED
-    related = _same_attribute(mine, held) or bool(mine.topic & held.topic)
+    # a word in common relates two statements; a sentence without a verb, only if all its words are the other's
+    shared = mine.topic <= held.topic if mine.fragment else bool(mine.topic & held.topic)
+    related = _same_attribute(mine, held) or shared
     if not (related or anchored):
         return _paraphrase(mine, held, fact, cosine, several)
     pairs = [(m, h) for m in mine.values for h in held.values if _comparable(m, h)]
@@ -112,7 +114,16 @@ def _compare(mine: Reading, held: Reading, fact: Fact, cosine: float, several: b
     equal = [m for m, h in pairs if m.same(h)]
     other = [(m, h) for m, h in pairs if not m.same(h) and not any(m.same(x) for x in held.values)]
     alike = _salient(mine.values) == _salient(held.values)
-    if equal and not other and alike and related and mine.negated == held.negated and not mine.change and not several:
+    # one attribute said of both, not a guess from the values' kinds: "it takes me 45 minutes" is "my commute is 45
+    # minutes", "dress size 12" (all its words) is "I'm a size 12 in dresses", "w1 fact 0" is not "w0 fact 0"
+    guessed = next((r for r in (mine, held) if r.attribute == "?"), None)
+    if guessed is not None:
+        other_topic = held.topic if guessed is mine else mine.topic
+        same = not guessed.fragment or guessed.topic <= other_topic
+    else:
+        same = _same_attribute(mine, held) or not (mine.possessed or held.possessed)
+    if equal and not other and alike and related and same and mine.negated == held.negated and not mine.change \
+            and not several:  # fmt: skip
         return Found("dedup", f"parsed: the same {said} ({equal[0].text!r})", (fact.id,))
     if not other or mine.negated or mine.additive or (mine.past and not mine.change):
         return None
@@ -141,7 +152,11 @@ def _paraphrase(mine: Reading, held: Reading, fact: Fact, cosine: float, several
         return None  # "my rent is 2000" and "my salary is 2000"
     measured = {(v.kind, v.norm) for v in mine.values if v.measured}
     theirs = {(v.kind, v.norm) for v in held.values if v.measured}
-    if measured and measured == theirs and _named_agree(mine.values, held.values):
+    # a sentence without a verb matches on amounts only where all its words are the other's ("dress size 12" and
+    # "I'm a size 12 in dresses"; not "w1 fact 0" and "w0 fact 0")
+    fragment = next((r for r in (mine, held) if r.fragment), None)
+    worded = fragment is None or fragment.topic <= (held.topic if fragment is mine else mine.topic)
+    if measured and measured == theirs and worded and _named_agree(mine.values, held.values):
         return Found("dedup", f"parsed: the same amounts of {mine.owner} said another way", (fact.id,))
     if mine.gist and mine.gist == held.gist:
         return Found("dedup", f"parsed: the same words of content about {mine.owner}", (fact.id,))
@@ -199,7 +214,10 @@ def _named_agree(mine: Sequence[Value], held: Sequence[Value]) -> bool:
 
 
 def _same_attribute(mine: Reading, held: Reading) -> bool:
-    if mine.attribute == "?" or held.attribute == "?":
+    if mine.attribute == "?" or held.attribute == "?":  # "it" of a change verb, or a sentence without a verb
+        unknown, other = (mine, held) if mine.attribute == "?" else (held, mine)
+        if unknown.fragment and not (unknown.topic and unknown.topic <= other.topic):
+            return False  # "w1 fact 0" is not about what "w0 fact 0" is
         return any(v.measured for v in mine.values) and any(v.measured for v in held.values)
     if mine.attribute == held.attribute:
         return mine.attribute.split(" ")[0] not in _GENERIC or mine.possessed
@@ -213,8 +231,8 @@ def _same_attribute(mine: Reading, held: Reading) -> bool:
 
 
 def _stem_in(attribute: str, reading: Reading) -> bool:
-    word = attribute.split()[-1]
-    return len(word) > 3 and any(g.startswith(word[:-1]) for g in reading.gist)
+    word = attribute.split()[-1]  # "rent" in "I pay 1800 in rent", "payment" of "I pay 350 a month"
+    return len(word) > 3 and any(g.startswith(word[:-1]) or (len(g) > 2 and word.startswith(g)) for g in reading.gist)
 
 
 def _comparable(mine: Value, held: Value) -> bool:
@@ -232,6 +250,8 @@ def _one_value(mine: Reading, held: Reading, other: list[tuple[Value, Value]]) -
     """Whether the attribute holds one value at a time here: an amount (a rent, a dose, a size); a change the
     statement says ("moved to", "switched", "went up to"); a day, a time or a name of something possessed ("my
     dentist is", "my wedding is on"), not of a fragment ("lunch with Ana on Friday" is one more lunch)."""
+    if mine.fragment and held.fragment and not mine.change:
+        return False  # two sentences without a verb ("w1 fact 0", "w1 fact 1"): two notes, not one changed
     if mine.change or any(m.kind in _AMOUNTS for m, _ in other):
         return True
     return mine.possessed and held.possessed and not (mine.fragment or held.fragment)

@@ -111,7 +111,7 @@ def reconsider(
 
 
 # admissions the parser leaves alone: a plan, and a value of a predicate the pack knows holds several
-_SETTLED = ("a plan or hypothetical",)
+_SETTLED = ("a plan or hypothetical", "another value of the additive predicate")
 
 
 def _by_rules(
@@ -428,7 +428,10 @@ def _admits(
 ) -> Outcome | None:
     """Admit what parsing shows to be new, dedup a paraphrase said with another verb, or defer to the zones."""
     if same:
-        reason = f"another value of the additive predicate {triple.predicate} of {triple.subject}"
+        if triple.loose:  # a verb the pack reads by itself: it does not know whether it holds one value
+            reason = f"another value of {triple.predicate} of {triple.subject}, a verb read alone: taken as additive"
+        else:
+            reason = f"another value of the additive predicate {triple.predicate} of {triple.subject}"
         return Outcome("admit", "subject_predicate", zone, best, reason)
     if parsed and not mine and len(parsed) == len(related):
         return Outcome("admit", "subject_predicate", zone, best, f"related facts are not about {triple.subject!r}")

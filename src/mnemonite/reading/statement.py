@@ -34,6 +34,7 @@ _NAMED = frozenset({"PROPN", "NUM"})
 _LIGHT = frozenset({"be", "have", "do", "get", "go", "make", "take", "'s", "will", "would", "can", "just"})
 _CONTENT = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
 _FREQUENT = frozenset({"daily", "nightly", "weekly", "fortnightly", "monthly", "yearly", "annually"})
+_AMOUNT_ENTITIES = frozenset({"MONEY", "QUANTITY", "CARDINAL", "PERCENT", "DATE", "TIME", "ORDINAL"})
 _PERIODS = frozenset({"hour", "day", "week", "month", "year", "night", "fortnight"})
 _TIME_WORDS = frozenset({"day", "week", "month", "year", "time", "today", "now", "morning", "evening", "night"})
 _PART_OF_DAY = ("in the evening", "in the afternoon", "in the morning", "at night", "tonight")
@@ -147,6 +148,7 @@ class StatementReader:
                 t
                 for t in sent
                 if t.pos_ in ("VERB", "AUX")
+                and not any(ch.isdigit() for ch in t.text)  # "w0 fact 1": a code the tagger took for a verb
                 and (
                     t.dep_ in ("ROOT", "conj")
                     or (t.dep_ in ("ccomp", "parataxis") and any(c.dep_ in _SUBJECTS for c in t.children))
@@ -308,8 +310,9 @@ class StatementReader:
         owner, attribute = USER, ""
         if noun is not None:
             owner, attribute, _, _ = self._subject(noun, names)
-        topic = frozenset(_stem(t.lemma_.lower()) for t in sent if t.pos_ in ("NOUN", "ADJ", "VERB")
-                          and not t.ent_type_ and not t.like_num and t.lemma_.lower() not in _TIME_WORDS)  # fmt: skip
+        topic = frozenset(_stem(t.lemma_.lower()) for t in sent if t.pos_ in ("NOUN", "PROPN", "ADJ", "VERB")
+                          and t.ent_type_ not in _AMOUNT_ENTITIES and not t.like_num
+                          and t.lemma_.lower() not in _TIME_WORDS)  # fmt: skip
         return Reading(
             text=sent.text, owner=owner, attribute=attribute or "?", verb="", values=tuple(values),
             negated=any(t.dep_ == "neg" for t in sent), change=change, plan=plan, possessed=bool(attribute),
