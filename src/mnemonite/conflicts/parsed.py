@@ -215,8 +215,8 @@ def _named_agree(mine: Sequence[Value], held: Sequence[Value]) -> bool:
 
 def _same_attribute(mine: Reading, held: Reading) -> bool:
     if mine.attribute == "?" or held.attribute == "?":  # "it" of a change verb, or a sentence without a verb
-        unknown, other = (mine, held) if mine.attribute == "?" else (held, mine)
-        if unknown.fragment and not (unknown.topic and unknown.topic <= other.topic):
+        unknown, known = (mine, held) if mine.attribute == "?" else (held, mine)
+        if unknown.fragment and not (unknown.topic and unknown.topic <= known.topic):
             return False  # "w1 fact 0" is not about what "w0 fact 0" is
         return any(v.measured for v in mine.values) and any(v.measured for v in held.values)
     if mine.attribute == held.attribute:
