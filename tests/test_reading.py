@@ -89,12 +89,34 @@ def test_a_missing_model_names_the_extra() -> None:
 
 
 async def test_a_reader_asked_for_but_missing_fails_at_open(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr("mnemonite.reading.statement.MODEL", "en_core_web_no_such_model")
-    monkeypatch.setattr(parser_module, "MODEL", "en_core_web_no_such_model")
+    def missing(model: str = "") -> object:
+        raise ParserUnavailableError("the statement parser needs spaCy: pip install 'mnemonite[parser]'")
+
+    monkeypatch.setattr("mnemonite.reading.statement.load_parser", missing)
+    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False, reader="parser")
+    with pytest.raises(ParserUnavailableError, match=r"mnemonite\[parser\]"):
+        await Memory.open(config=config)
     monkeypatch.setattr("mnemonite.tiers.semantic.parser_available", lambda: False)
-    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False)
-    async with await Memory.open(config=config) as mem:  # "auto" falls back to the rules
+    auto = MemoryConfig(url=f"sqlite:///{tmp_path / 'a.db'}", index_in_background=False)
+    async with await Memory.open(config=auto) as mem:  # "auto" without the extra: the rules alone
         assert mem.semantic.reader is None
+
+
+async def test_a_damaged_model_leaves_the_rules_and_writes_the_fact(tmp_path, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    def damaged(model: str = "") -> object:
+        raise ParserUnavailableError("the statement parser's model could not be loaded (truncated file)")
+
+    config = MemoryConfig(url=f"sqlite:///{tmp_path / 'm.db'}", index_in_background=False)
+    async with await Memory.open(config=config) as mem:  # the model loads on first use, not at open
+        assert mem.semantic.reader is not None
+        mem.semantic.reader._nlp = None  # as if never loaded in this process
+        monkeypatch.setattr("mnemonite.reading.statement.load_parser", damaged)
+        scope = Scope(user="sam", agent="a")
+        await mem.semantic.remember(scope, "my rent is $1,800 a month")
+        decision = await mem.semantic.remember_with_decision(scope, "rent went up to 2,000 dollars")
+        assert decision.kind in ("admit", "pending", "supersede") and decision.fact_id
+        assert mem.semantic.reader is None and "reading by rules alone" in caplog.text
+        assert len(await mem.semantic.facts(scope)) >= 1
 
 
 @pytest.mark.parametrize(

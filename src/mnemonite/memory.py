@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Sequence
@@ -30,6 +31,7 @@ from mnemonite.models.episode import Episode
 from mnemonite.models.fact import MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit, Tier
 from mnemonite.privacy import SecretGuard
+from mnemonite.reading.parser import load_parser
 from mnemonite.recognisers import Recogniser, SecretScanner
 from mnemonite.salience import SalienceScorer
 from mnemonite.scan import ScanProgress, ScanReport, scan_secrets
@@ -149,16 +151,18 @@ class Memory:
         if url is not None:
             config = config.model_copy(update={"url": url})
         locale_pack(config.locale)  # an unknown locale fails before anything is opened
+        if config.reader == "parser":
+            await asyncio.to_thread(load_parser)  # asked for by name: a missing parser fails before anything opens
         store = await open_store(config.url, create=create, busy_timeout=config.busy_timeout)
         try:
             chosen = _embedder(config, embedder)
             readers = (
                 [] if chosen is None else await attach(store, chosen, config.embedder_strategy, previous_embedders)
             )
+            return cls(store, config, scorer=scorer, readers=readers, recognisers=recognisers)
         except BaseException:
             await store.close()
             raise
-        return cls(store, config, scorer=scorer, readers=readers, recognisers=recognisers)
 
     async def close(self, *, finish_indexing: bool | None = None, progress: Progress | None = None) -> None:
         """Embed the records still waiting for a vector, then close the database connection.

@@ -2,8 +2,8 @@
 
 The pipeline is an optional extra (``pip install 'mnemonite[parser]'``). It is loaded once per process, on first
 use, with only the pipes the reader uses (tagger, parser, lemmatiser, named entities); where it is absent or fails
-to load, `load_parser` raises `ParserUnavailableError` naming the extra, and `available` says so without raising,
-so that callers fall back to the locale pack's rules.
+to load, `load_parser` raises `ParserUnavailableError` naming the extra; `available` says whether it is installed
+without loading it, so that callers choose the locale pack's rules where it is not.
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ class ParserUnavailableError(ConfigurationError):
 
 
 def available(model: str = MODEL) -> bool:
-    """Whether the parser can be loaded (it is loaded on the first call that answers True)."""
-    try:
-        load_parser(model)
-    except ParserUnavailableError:
+    """Whether the parser is installed (and did not fail to load before); nothing is loaded here: the model loads
+    on its first use, so that opening a memory stays quick."""
+    if model in _loaded:
+        return True
+    if model in _failed:
         return False
-    return True
+    return importlib.util.find_spec("spacy") is not None and importlib.util.find_spec(model) is not None
 
 
 def load_parser(model: str = MODEL) -> Any:

@@ -35,7 +35,7 @@ from mnemonite.models.fact import MAY_REPLACE, EntityLink, EventDateConfidence, 
 from mnemonite.models.search import SearchFilter, SearchHit
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
 from mnemonite.privacy import SECRETS_KEY, SecretGuard
-from mnemonite.reading import StatementReader, parser_available
+from mnemonite.reading import ParserUnavailableError, StatementReader, parser_available
 from mnemonite.scope import Scope, as_scope
 from mnemonite.search import Reranker, SearchEngine, SearchOptions
 from mnemonite.store import Store
@@ -267,7 +267,12 @@ class SemanticTier:
         if self.reader is None or not neighbours or not pipeline.open_to_parsing(outcome):
             return outcome
         held = [fact.text for fact, _ in neighbours]
-        read = await asyncio.to_thread(self.reader.read_many, [text, *held], names)
+        try:
+            read = await asyncio.to_thread(self.reader.read_many, [text, *held], names)
+        except ParserUnavailableError as error:  # a damaged model: the rules alone from now on, never a failed write
+            log.warning("remember: the statement parser is unavailable, reading by rules alone: %s", error)
+            self.reader = None
+            return outcome
         ids = [fact.id for fact, _ in neighbours]
         parsed = Parsed(read[0], dict(zip(ids, read[1:], strict=True)), names, self.locale.genders)
         return pipeline.reconsider(outcome, parsed, neighbours, self.thresholds)
@@ -577,13 +582,14 @@ def _reader(
     reader: Literal["auto", "parser", "rules"] | StatementReader | None, pack: LocalePack
 ) -> StatementReader | None:
     """The statement reader a tier uses: the parser where asked for (or, for "auto", where it is installed and the
-    pack is English), None for the rules alone."""
+    pack is English; loaded on first use), None for the rules alone."""
     if reader is None or isinstance(reader, StatementReader):
         return reader
     if reader == "rules" or (reader == "auto" and (pack.name != "en" or not parser_available())):
         return None
     made = StatementReader(pack)
-    made.load()  # "parser" without the extra: ParserUnavailableError, naming it
+    if reader == "parser":
+        made.load()  # asked for by name: without the extra, ParserUnavailableError naming it, at open
     return made
 
 
