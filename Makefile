@@ -16,7 +16,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(RUNTIME): pyproject.toml | $(PY)
-	@echo "==> installing mnemonite and its runtime dependencies into $(VENV) (first run: about 220 MB, a minute or more)"
+	@echo "==> installing mnemonite and its runtime dependencies into $(VENV) (first run: about 260 MB, a minute or more)"
 	$(PY) -m pip install --progress-bar on -e ".[parser]"
 	touch $(RUNTIME)
 
