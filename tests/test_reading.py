@@ -128,6 +128,12 @@ async def test_a_damaged_model_leaves_the_rules_and_writes_the_fact(tmp_path, mo
         (["I earn 4,000 dollars a month"], "I'm paid $4000 a month", "dedup"),
         (["my rent is $1,800 a month"], "I might move somewhere with a rent of 2,000 dollars", "admit"),
         (["my rent is $1,800 a month"], "my sister's rent is $2,000 a month", "admit"),
+        (["I volunteer at the animal shelter on Saturdays"], "I stopped volunteering at the shelter", "supersede"),
+        (["i volunteer at the food bank"], "i also volunteer at the hospice on wednesdays now", "admit"),
+        (["my guitar teacher is Sam"], "Diego is my guitar teacher", "supersede"),
+        (["my commute is 45 minutes"], "it takes me three quarters of an hour to get to work", "dedup"),
+        (["w0 fact 0"], "w1 fact 0", "admit"),  # notes that are not sentences: no duplicate on a shared word
+        (["w0 fact 0"], "w0 fact 1", "admit"),
     ],
 )
 async def test_parsed_decisions(tmp_path, held: list[str], said: str, kind: str) -> None:  # type: ignore[no-untyped-def]
