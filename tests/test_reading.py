@@ -244,3 +244,15 @@ def test_the_inspector_approves_a_candidate_update_as_the_replacement(tmp_path) 
     with SyncMemory.open(db) as mem:
         assert mem.semantic.get(old.id).status == "superseded"
         assert mem.semantic.get(decision.fact_id).status == "active"
+
+
+def test_chat_read_by_the_rules_when_the_model_fails(reader: StatementReader, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from mnemonite.reading.chat import ParsedExtractor
+
+    def damaged(text: str) -> object:
+        raise ParserUnavailableError("the statement parser's model could not be loaded")
+
+    extractor = ParsedExtractor(reader)
+    monkeypatch.setattr(reader, "parse", damaged)
+    said = [s.text for s in extractor.extract("I live in Berlin and work at Siemens", speaker="Jo", about_user=False)]
+    assert "Jo lives in Berlin" in said

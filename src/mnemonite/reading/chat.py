@@ -11,11 +11,15 @@ say (a relation said in passing, "my husband Luis") is added, so that nothing th
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from mnemonite.consolidator.extract import ENGLISH_STATEMENTS, Extractor, Statement, StatementPack
 from mnemonite.consolidator.segment import words
+from mnemonite.reading.parser import ParserUnavailableError
 from mnemonite.reading.statement import StatementReader
+
+log = logging.getLogger("mnemonite.reading")
 
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
 _LISTENER = frozenset({"you", "u", "ya", "your", "ur", "yourself"})
@@ -56,7 +60,12 @@ class ParsedExtractor:
     def extract(self, text: str, *, speaker: str, about_user: bool) -> list[Statement]:
         """The statements of one message; ``about_user``: the speaker is the scope's user (first person stays)."""
         who = None if about_user else speaker
-        doc = self.reader.parse(text)
+        try:
+            doc = self.reader.parse(text)
+        except ParserUnavailableError as error:  # a damaged model: this message is read by the rules alone
+            log.warning("extraction: the statement parser is unavailable, reading by rules alone: %s", error)
+            self._remember_question(text, speaker)
+            return self._rules.extract(text, speaker=speaker, about_user=about_user)
         found: list[str] = []
         sentences = [s for s in doc.sents if not s.text.rstrip().endswith("?")]
         answered = self._answered(sentences, speaker, who)
@@ -111,7 +120,7 @@ class ParsedExtractor:
         third = first and who is not None
         words = [self._word(t, who, third and finite is not None and t.i == finite.i) for t in own]
         if subject is not None and skip and own and own[0].i < min(skip):  # "since 2019, I run": in its place
-            cut = next(n for n, t in enumerate(own) if t.i > min(skip))
+            cut = next((n for n, t in enumerate(own) if t.i > min(skip)), len(own))
             return _tidy(" ".join([*words[:cut], named, *words[cut:]]))
         return _tidy(f"{named} {' '.join(w for w in words if w)}")
 
