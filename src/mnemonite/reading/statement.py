@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from mnemonite.reading.parser import MODEL, load_parser
-from mnemonite.reading.values import Value, value_of
+from mnemonite.reading.values import FREQUENCY_WORDS, Value, value_of
 
 if TYPE_CHECKING:
     from mnemonite.conflicts.pack import LocalePack
@@ -33,7 +33,6 @@ _VALUES = frozenset({"dobj", "attr", "acomp", "oprd", "pobj", "dative", "npadvmo
 _NAMED = frozenset({"PROPN", "NUM"})
 _LIGHT = frozenset({"be", "have", "do", "get", "go", "make", "take", "'s", "will", "would", "can", "just"})
 _CONTENT = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
-_FREQUENT = frozenset({"daily", "nightly", "weekly", "fortnightly", "monthly", "yearly", "annually"})
 _AMOUNT_ENTITIES = frozenset({"MONEY", "QUANTITY", "CARDINAL", "PERCENT", "DATE", "TIME", "ORDINAL"})
 _PERIODS = frozenset({"hour", "day", "week", "month", "year", "night", "fortnight"})
 _TIME_WORDS = frozenset({"day", "week", "month", "year", "time", "today", "now", "morning", "evening", "night"})
@@ -438,7 +437,7 @@ def _objects(head: Any) -> list[tuple[Any, str]]:
             found.extend(_after_prep(child))  # "a nurse at St Mary's", "2,400 a month"
         elif child.dep_ == "advmod" and child.lower_ in ("up", "down"):
             found.extend(_after_prep(child))  # "up to 2,000"
-        elif child.dep_ in ("advmod", "acomp") and child.lower_ in _FREQUENT:
+        elif child.dep_ in ("advmod", "acomp") and child.lower_ in FREQUENCY_WORDS:
             found.append((child, ""))  # "the podcast is fortnightly now"
     return found
 
@@ -478,6 +477,6 @@ def _value(token: Any) -> Value | None:
              for t in left.subtree]  # fmt: skip
     parts += [token, *(r for r in token.rights if r.dep_ in ("compound", "nummod", "quantmod", "npadvmod"))]
     text = " ".join(t.text for t in sorted(parts, key=lambda t: t.i))
-    if token.pos_ not in _NAMED and token.pos_ not in ("NOUN", "ADJ") and token.lower_ not in _FREQUENT:
+    if token.pos_ not in _NAMED and token.pos_ not in ("NOUN", "ADJ") and token.lower_ not in FREQUENCY_WORDS:
         return None
     return value_of(text, None)

@@ -60,6 +60,7 @@ _TO_MINUTES = {"h": 60}
 _TO_SMALLER = {"decade": ("year", 10), "fortnight": ("day", 14), "week": ("day", 7)}
 _FREQUENCIES = {"daily": 1, "nightly": 1, "weekly": 7, "fortnightly": 14, "monthly": 30, "yearly": 365,
                 "annually": 365}  # fmt: skip
+FREQUENCY_WORDS = frozenset(_FREQUENCIES)  # "weekly", "fortnightly": values said as one adverb
 _CODE = re.compile(r"(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{2,6}")
 _MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
                                        "september", "october", "november", "december"), 1)}  # fmt: skip

@@ -88,6 +88,7 @@ SCHEMA_FILES = (
     (11, "011_api_keys.sql"),
     (12, "012_consolidator.sql"),
     (13, "013_concepts.sql"),
+    (14, "014_pending_facts.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 PGVECTOR_MIN = (0, 8)
