@@ -355,7 +355,11 @@ async def test_stats_and_triple_promotion(mem: Memory) -> None:
     old = await mem.semantic.remember(ALEX, "Alice drives a Fiat")
     await mem.semantic.forget(old.id)
     stats = await g.stats(ALEX)
-    assert (stats.entities, stats.edges, stats.memories, stats.active_memories) == (2, 0, 3, 2)
+    # the graph learned Fiat from "Alice drives a Fiat"; its edge ended when the fact was forgotten
+    assert (stats.entities, stats.edges, stats.memories, stats.active_memories) == (3, 0, 3, 2)
+    fiat = await g.entity(ALEX, "Fiat")
+    [owned] = await g.edges_to(fiat.id, ended=True)
+    assert (owned.source, owned.relation, owned.fact_id, owned.current) == (alice.id, "OWNS", old.id, False)
     assert stats.memories_by_type == {"fact": 1, "preference": 1}
     assert stats.total_memory_tokens == promoted.token_count + mem.semantic.counter.count("Alice likes tea")
 

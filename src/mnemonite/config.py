@@ -49,6 +49,10 @@ class MemoryConfig(Model):
     - ``reader``: how statements are read (subject, attribute, typed values, polarity): ``"auto"`` (the
       default) by the dependency parser where the ``parser`` extra is installed, else by the locale pack's rules;
       ``"parser"`` requires the parser (`ParserUnavailableError` at open without it); ``"rules"`` never loads it.
+    - ``learn_graph``: the graph memory builds itself from the statements memory learns (the people, pets,
+      places and organisations each fact names become entities, the relations it states edges that hold while
+      the fact is believed; `mnemonite.learned_graph`). It reads with the parser: with ``reader="rules"`` (or
+      without the ``parser`` extra) the graph changes only through `mem.graph`, as it does when this is off.
     - ``conflicts``: the embedding-zone thresholds of `semantic.remember` (`ConflictThresholds`).
     - ``salience``: the decay/boost engine of facts (`SalienceConfig`: decay rate per day, boost
       per access, min salience, consolidation decay).
@@ -86,6 +90,7 @@ class MemoryConfig(Model):
     search_cache_bytes: int = Field(default=CACHE_BYTES, ge=0)
     locale: str = Field(default="en", min_length=1)
     reader: Literal["auto", "parser", "rules"] = "auto"
+    learn_graph: bool = True
     conflicts: ConflictThresholds = Field(default_factory=ConflictThresholds)
     salience: SalienceConfig = Field(default_factory=SalienceConfig)
     consolidator: ConsolidatorConfig = Field(default_factory=ConsolidatorConfig)

@@ -222,12 +222,14 @@ class GraphMemory:
         direction: Direction = "both",
         depth: int = 1,
         limit: int = 1000,
+        ended: bool = False,
     ) -> list[Edge]:
         """The edges within ``depth`` hops of an entity, nearest first (``Edge.depth``: hops to the nearer end).
 
         ``direction`` follows edges out of, into, or both ways through each entity; ``relation``
         follows only that relation. Each entity is visited once, at its shortest distance, so
-        cycles end; at most ``limit`` edges.
+        cycles end; at most ``limit`` edges. Edges that hold only, unless ``ended`` (an edge learned
+        from a fact ends when the fact is superseded or forgotten: where someone lived before).
         """
         if direction not in ("out", "in", "both"):
             raise InvalidInputError(f"direction must be 'out', 'in' or 'both', got {direction!r}")
@@ -236,18 +238,18 @@ class GraphMemory:
         if not 1 <= limit <= 100_000:
             raise InvalidInputError("limit must be in 1..100000")
         wanted = _relation(relation) if relation is not None else None
-        edges = await self._store.neighbors(entity_id, wanted, direction, depth, limit)
+        edges = await self._store.neighbors(entity_id, wanted, direction, depth, limit, ended)
         if not edges:
             await self.get_entity(entity_id)  # no edges: an isolated entity, or none at all
         return edges
 
-    async def edges_from(self, entity_id: str, *, limit: int = 1000) -> list[Edge]:
-        """The edges leaving an entity, oldest first."""
-        return await self._store.edges_of(entity_id, "source", limit)
+    async def edges_from(self, entity_id: str, *, limit: int = 1000, ended: bool = False) -> list[Edge]:
+        """The edges leaving an entity that hold, oldest first (with ``ended``, those that ended too)."""
+        return await self._store.edges_of(entity_id, "source", limit, ended)
 
-    async def edges_to(self, entity_id: str, *, limit: int = 1000) -> list[Edge]:
-        """The edges arriving at an entity, oldest first."""
-        return await self._store.edges_of(entity_id, "target", limit)
+    async def edges_to(self, entity_id: str, *, limit: int = 1000, ended: bool = False) -> list[Edge]:
+        """The edges arriving at an entity that hold, oldest first (with ``ended``, those that ended too)."""
+        return await self._store.edges_of(entity_id, "target", limit, ended)
 
     # -- memories ------------------------------------------------------------------------------
 

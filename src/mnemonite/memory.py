@@ -102,6 +102,7 @@ class Memory:
             sensitivity=config.semantic_sensitivity,
             guard=guard,
             reader=config.reader,
+            learn_graph=config.learn_graph,
         )
         self.graph = GraphMemory(store, self.semantic, salience=config.salience, after_write=self._after_write)
         # the agent tiers

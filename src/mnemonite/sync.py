@@ -387,16 +387,19 @@ class SyncGraphMemory:
         direction: Direction = "both",
         depth: int = 1,
         limit: int = 1000,
+        ended: bool = False,
     ) -> list[Edge]:
         return self._run(
-            self._graph.neighbors(entity_id, relation=relation, direction=direction, depth=depth, limit=limit)
+            self._graph.neighbors(
+                entity_id, relation=relation, direction=direction, depth=depth, limit=limit, ended=ended
+            )
         )
 
-    def edges_from(self, entity_id: str, *, limit: int = 1000) -> list[Edge]:
-        return self._run(self._graph.edges_from(entity_id, limit=limit))
+    def edges_from(self, entity_id: str, *, limit: int = 1000, ended: bool = False) -> list[Edge]:
+        return self._run(self._graph.edges_from(entity_id, limit=limit, ended=ended))
 
-    def edges_to(self, entity_id: str, *, limit: int = 1000) -> list[Edge]:
-        return self._run(self._graph.edges_to(entity_id, limit=limit))
+    def edges_to(self, entity_id: str, *, limit: int = 1000, ended: bool = False) -> list[Edge]:
+        return self._run(self._graph.edges_to(entity_id, limit=limit, ended=ended))
 
     def recall(self, scope: Scope, options: RecallOptions | None = None, **fields: Any) -> list[ScoredFact]:
         return self._run(self._graph.recall(scope, options, **fields))

@@ -168,6 +168,34 @@ class LocalePack(Model):
     plan_verbs: list[str] = Field(
         default_factory=list, description="verb lemmas of plans and wishes ('plan', 'consider', 'want'): parser"
     )
+    relation_nouns: dict[str, str] = Field(
+        default_factory=dict,
+        description="graph: nouns of a relation and its edge ('sister': 'SIBLING_OF', 'mum': 'PARENT_OF'): 'my mum"
+        " Rosa' is Rosa PARENT_OF the user; a relation written '>PARENT_OF' runs from the owner ('my son Rui': the user"
+        " PARENT_OF Rui); a noun of an animal ('dog') has '>HAS_PET'",
+    )
+    relation_words: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="graph: verb or noun lemmas (a particle after a space: 'grow up') -> the preposition after them"
+        " ('' for a direct object) -> the relation their subject has with its object ('live': {'in': 'LIVES_IN'},"
+        " 'job': {'at': 'WORKS_AT'})",
+    )
+    common_places: list[str] = Field(
+        default_factory=list,
+        description="graph: nouns of a place that are no name ('home', 'town', 'school'): 'moved to town' names no"
+        " town, where 'moved to coventry' names Coventry",
+    )
+    relation_phrases: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="graph: how a relation is said as a statement, [of someone, by the user] ('LIVES_IN': ['{source}"
+        " lives in {target}', 'I live in {target}']; 'ROLE': ['{named} is {owner}'s {label}', '{named} is my"
+        " {label}'] for a relation noun)",
+    )
+    chat_words: list[str] = Field(
+        default_factory=list,
+        description="graph: words of chat that belong to no clause ('lol', 'btw'), left out before a statement is"
+        " read for the graph",
+    )
     secrets: list[SecretPattern] = Field(
         default_factory=list,
         description="recognisers of this locale's own secrets (a national id, a bank's account format), beside the"

@@ -31,7 +31,10 @@ from mnemonite.judge import ConflictJudge
 from mnemonite.models.conflict import ConflictDecision, JudgeVerdict
 from mnemonite.models.consolidator import ClaimedJob, Phase, PhaseReport, TopicEpisode, Turn, Usage
 from mnemonite.models.fact import Fact
+from mnemonite.reading import ParserUnavailableError
 from mnemonite.reading.chat import ParsedExtractor
+from mnemonite.reading.graph import said as said_already
+from mnemonite.reading.graph import statements as relation_statements
 from mnemonite.scope import Scope
 from mnemonite.tiers.procedural import ProceduralTier
 from mnemonite.tiers.semantic import SemanticTier
@@ -78,6 +81,20 @@ class Context:
         if reader is not None and self.statements.name == "en" and self.config.extraction == "parser":
             return ParsedExtractor(reader, self.statements)
         return Extractor(self.statements)
+
+    def relations(self, text: str, names: Sequence[str], speaker: str | None, extracted: Sequence[str]) -> list[str]:
+        """The relations a message states between people, pets, places and organisations that its ``extracted``
+        statements do not say, each as a statement of its own ("Anjali is my mum"), where the semantic tier learns
+        its graph (`mnemonite.reading.graph`); ``speaker``: the name of a speaker who is not the user."""
+        reader, pack = self.semantic.reader, self.semantic.locale
+        if reader is None or not self.semantic.learn_graph or not pack.relation_phrases:
+            return []
+        try:
+            reading, *theirs = reader.graphs([text, *extracted], names)
+        except ParserUnavailableError:
+            return []  # the tier warns once and reads by rules from then on
+        known = said_already(theirs)
+        return relation_statements(reading, pack.relation_nouns, pack.relation_phrases, speaker, known)
 
 
 @dataclass
@@ -239,9 +256,14 @@ def _rule_statements(ctx: Context, turns: Sequence[Turn], user: str, names: Sequ
         if is_machine(turn):
             extractor.hear(turn.content, speaker=turn.speaker)
             continue
-        found = extractor.extract(turn.content, speaker=turn.speaker, about_user=is_user(turn.speaker, user, names))
+        about_user = is_user(turn.speaker, user, names)
+        found = [statement.text for statement in extractor.extract(turn.content, speaker=turn.speaker,
+                                                                    about_user=about_user)]  # fmt: skip
+        said = {text.casefold() for text in found}
+        speaker = None if about_user else turn.speaker
+        found += [text for text in ctx.relations(turn.content, names, speaker, found) if text.casefold() not in said]
         if found:
-            planned[turn.id] = [statement.text for statement in found]
+            planned[turn.id] = found
     return planned
 
 

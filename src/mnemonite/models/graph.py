@@ -54,7 +54,9 @@ class Edge(Model):
     """A directed relation between two entities of one scope, unique on (source, target, relation).
 
     ``depth`` is set by `GraphMemory.neighbors` only: how many hops from the walk's start the
-    edge's nearer end lies (0: the edge touches the start).
+    edge's nearer end lies (0: the edge touches the start). An edge learned from a fact names it
+    (``fact_id``) and holds from the fact's ``valid_from`` until the fact stops being believed
+    (``valid_to``: superseded or forgotten); an edge made by `relate` holds until removed.
     """
 
     id: str
@@ -67,6 +69,14 @@ class Edge(Model):
     created_at: AwareDatetime
     updated_at: AwareDatetime
     depth: int | None = None
+    fact_id: str | None = None
+    valid_from: AwareDatetime | None = None
+    valid_to: AwareDatetime | None = None
+
+    @property
+    def current(self) -> bool:
+        """Whether the edge holds now (an edge learned from a fact: while the fact is believed)."""
+        return self.valid_to is None
 
 
 class RecallOptions(Model):

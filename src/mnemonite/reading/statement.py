@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from mnemonite.reading.graph import GraphReading, read_graph, truecased
 from mnemonite.reading.parser import MODEL, load_parser
 from mnemonite.reading.values import FREQUENCY_WORDS, Value, value_of
 
@@ -90,6 +91,10 @@ class StatementReader:
         self._nlp: Any = None
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, frozenset[str]], tuple[Reading, ...]] = OrderedDict()
+        self._graphs: OrderedDict[tuple[str, frozenset[str]], GraphReading] = OrderedDict()
+        self._dictionary_words: frozenset[str] | None = None
+        self._common = frozenset(pack.common_places)
+        self._chat = frozenset(pack.chat_words)
         self._relations = frozenset(pack.relations)
         self._change = frozenset(pack.change_verbs)
         self._replacing = frozenset(pack.replacing_verbs)
@@ -121,18 +126,62 @@ class StatementReader:
 
     def read_many(self, texts: Sequence[str], names: Iterable[str] = ()) -> list[tuple[Reading, ...]]:
         """Every text's clauses, parsed in one batch (what was read before comes from the cache)."""
-        self.load()
         known = frozenset(names)
-        with self._lock:  # read from worker threads: one parse at a time, the cache consistent
-            missing = list(dict.fromkeys(t for t in texts if (t, known) not in self._cache))
-            read = {}
-            if missing:
-                docs = self._nlp.pipe([_plain(t)[:MAX_CHARS] for t in missing], batch_size=64)
-                for text, doc in zip(missing, docs, strict=True):
-                    read[text] = self._cache[(text, known)] = self._clauses(doc, text, known)
-                    if len(self._cache) > _CACHE:
-                        self._cache.popitem(last=False)
-            return [read[t] if t in read else self._cache[(t, known)] for t in texts]
+        with self._lock:  # read from worker threads: one parse at a time, the caches consistent
+            fresh = self._parse_missing(texts, known, self._cache)
+            return [fresh[t][0] if t in fresh else self._cache[(t, known)] for t in texts]
+
+    def graphs(self, texts: Sequence[str], names: Iterable[str] = ()) -> list[GraphReading]:
+        """Every text's people, pets, places and organisations and the relations it states between them
+        (`mnemonite.reading.graph`), parsed in one batch (what was read before comes from the cache)."""
+        known = frozenset(names)
+        with self._lock:
+            fresh = self._parse_missing(texts, known, self._graphs)
+            return [fresh[t][1] if t in fresh else self._graphs[(t, known)] for t in texts]
+
+    def _parse_missing(
+        self, texts: Sequence[str], known: frozenset[str], cache: OrderedDict[Any, Any]
+    ) -> dict[str, tuple[tuple[Reading, ...], GraphReading]]:
+        """Parse the texts the cache lacks; both readings of each parsed text are kept, and returned."""
+        missing = list(dict.fromkeys(t for t in texts if (t, known) not in cache))
+        fresh: dict[str, tuple[tuple[Reading, ...], GraphReading]] = {}
+        if not missing:
+            return fresh
+        self.load()
+        docs = self._nlp.pipe([_plain(t)[:MAX_CHARS] for t in missing], batch_size=64)
+        for text, doc in zip(missing, docs, strict=True):
+            fresh[text] = self._clauses(doc, text, known), self._graph(doc, known)
+            self._cache[(text, known)], self._graphs[(text, known)] = fresh[text]
+            for held in (self._cache, self._graphs):
+                if len(held) > _CACHE:
+                    held.popitem(last=False)
+        return fresh
+
+    def _graph(self, doc: Any, known: frozenset[str]) -> GraphReading:
+        """The graph reading of a parsed statement, read again with its names capitalised where it writes them in
+        lower case (a parser takes "kavita" for a noun)."""
+        pack = self.pack
+        if any(t.lower_ in self._chat for t in doc):  # "my brother is dev btw": chat words break a parse
+            doc = self._nlp("".join(t.text_with_ws for t in doc if t.lower_ not in self._chat))
+        fixed = truecased(doc, pack.relation_nouns, pack.relation_words, self._dictionary(), self._common)
+        if fixed is not None:
+            doc = self._nlp(fixed)
+        return read_graph(
+            doc, pack.relation_nouns, pack.relation_words, pack.ending_verbs, pack.genders, known, self._dictionary()
+        )
+
+    def _dictionary(self) -> frozenset[str]:
+        """The words of the language the parser's lemmatiser knows (no names of people among them)."""
+        if self._dictionary_words is None:
+            found: set[str] = set()
+            try:
+                table = self._nlp.get_pipe("lemmatizer").lookups.get_table("lemma_index")
+                for key in table:
+                    found.update(str(word) for word in table[key] if "_" not in str(word))
+            except (KeyError, AttributeError):  # a model without the table: names in lower case stay unread
+                pass
+            self._dictionary_words = frozenset(found)
+        return self._dictionary_words
 
     # -- one parsed statement ------------------------------------------------------------------
 

@@ -89,6 +89,7 @@ SCHEMA_FILES = (
     (12, "012_consolidator.sql"),
     (13, "013_concepts.sql"),
     (14, "014_pending_facts.sql"),
+    (15, "015_learned_graph.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 PGVECTOR_MIN = (0, 8)

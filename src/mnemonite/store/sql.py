@@ -36,6 +36,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("entities", ("seq",)),
     ("edges", ("seq",)),
     ("fact_entities", ("entity_id", "fact_id", "role")),
+    ("graph_build", ("scope_key",)),
     # the working, session, procedural and shared tiers
     ("blocks", ("seq",)),
     ("block_agents", ("block_id", "agent_id")),

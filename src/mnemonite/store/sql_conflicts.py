@@ -19,7 +19,7 @@ from mnemonite.errors import FactConflictError, NotFoundError
 from mnemonite.models import DeltaRecord, Fact, MemoryDelta, NoopDelta
 from mnemonite.models.conflict import ConflictDecision, JudgeVerdict, PurgeRecord
 from mnemonite.scope import fact_key, fact_pattern, key_range
-from mnemonite.store import sql_facts, sql_search
+from mnemonite.store import sql_facts, sql_learned, sql_search
 from mnemonite.store.rows import FACT_COLUMNS, dumps, fact_from_row
 from mnemonite.store.sql import Connection, is_postgres, json_array_has
 from mnemonite.store.sql_search import Matrix
@@ -192,6 +192,7 @@ async def purge(db: Connection, fact_id: str, reason: str, now: datetime) -> Pur
     seqs = [int(row[0]) for row in await cursor.fetchall()]
     await db.execute(f"DELETE FROM vectors WHERE kind = 'fact' AND seq IN ({', '.join('?' for _ in seqs)})", seqs)
     await db.execute(f"DELETE FROM lineage WHERE new_id IN ({marks}) OR old_id IN ({marks})", ids + ids)
+    await sql_learned.purge_learned(db, ids)
     await db.execute(f"DELETE FROM facts WHERE id IN ({marks})", ids)  # fact_sources cascade, FTS by trigger
     await db.execute(
         f"UPDATE fact_conflicts SET candidate_text = '[purged]' WHERE fact_id IN ({marks})"
@@ -224,6 +225,8 @@ async def _redact_deltas(db: Connection, ids: list[str]) -> None:
         data = orjson.loads(body)
         if "fact_payload" in data:
             data["fact_payload"] = {"purged": True}
+        if data.get("graph"):  # the names of the entities the fact made
+            data["graph"] = None
         await db.execute("UPDATE delta_log SET body = ? WHERE delta_id = ?", (orjson.dumps(data).decode(), delta_id))
 
 

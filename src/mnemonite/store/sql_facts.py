@@ -27,6 +27,7 @@ from mnemonite.models import (
 )
 from mnemonite.models.base import new_id
 from mnemonite.scope import fact_key, fact_pattern, key_range
+from mnemonite.store import sql_learned
 from mnemonite.store.rows import (
     DELTA_COLUMNS,
     FACT_COLUMNS,
@@ -199,6 +200,7 @@ async def close_facts(db: Connection, ids: list[str], *, status: str, world_end:
             " WHEN valid_from > ? THEN valid_from ELSE ? END WHERE id = ?",
             (status, to_text(now), end, end, end, fact_id),
         )
+    await sql_learned.end_edges(db, ids, world_end, now)
 
 
 # SQLite gives a new row the highest rowid + 1, so once the newest fact is purged its seq comes back, and the
@@ -253,12 +255,20 @@ async def _insert_fact(
     if closes:
         await close_facts(db, closes, status="superseded", world_end=valid_from, now=now)
     key = fact_key(*scope)
+    learned: dict[str, str] = {}
+    if delta.graph is not None:  # the entities it names first, so that the fact can link to them
+        learned = await sql_learned.make_entities(db, delta.graph, scope, key, fact.id, now)
+        links = [link.model_copy(update={"entity_id": learned.get(link.entity_id, link.entity_id)})
+                 for link in fact.entities]  # fmt: skip
+        fact = fact.model_copy(update={"entities": list(dict.fromkeys(links))})
     await _check_entities(db, key, [link.entity_id for link in fact.entities])
     await db.execute(FACT_INSERT if is_postgres(db) else _SQLITE_FACT_INSERT, fact_values(fact, key))
     await db.executemany(
         "INSERT INTO fact_entities (entity_id, fact_id, role) VALUES (?, ?, ?)",
         [(link.entity_id, fact.id, link.role) for link in fact.entities],
     )
+    if delta.graph is not None and (delta.graph.edges or delta.graph.ends) and fact.status == "active":
+        await sql_learned.open_edges(db, delta.graph, learned, scope, key, fact.id, valid_from, now)
     await db.executemany(
         "INSERT INTO fact_sources (episode_id, fact_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
         [(episode_id, fact.id) for episode_id in delta.source_episode_ids],

@@ -25,16 +25,15 @@ from mnemonite.search import query as q
 from mnemonite.store.rows import FACT_COLUMNS, dumps, fact_from_row
 from mnemonite.store.sql import Connection, integrity_errors, is_postgres, json_array_has
 from mnemonite.store.sql_facts import apply_delta, missing_entities
+from mnemonite.store.sql_learned import name_key
 from mnemonite.store.sql_search import fts_match, tsquery
 
 ENTITY_COLUMNS = "id, user_id, agent_id, name, entity_type, properties, owner, created_at, updated_at"
-EDGE_COLUMNS = "id, user_id, agent_id, source_id, target_id, relation, properties, created_at, updated_at"
+EDGE_COLUMNS = (
+    "id, user_id, agent_id, source_id, target_id, relation, properties, created_at, updated_at, fact_id, valid_from,"
+    " valid_to"
+)
 _QUALIFIED_FACT_COLUMNS = ", ".join("f." + column.strip() for column in FACT_COLUMNS.split(","))
-
-
-def name_key(name: str) -> str:
-    """Entity names are unique per scope regardless of case and surrounding spaces."""
-    return " ".join(name.split()).casefold()
 
 
 # Rows were validated as models on their way in: they are read back unchecked (a walk returns thousands).
@@ -52,7 +51,8 @@ def _edge(row: Sequence[Any], depth: int | None = None) -> Edge:
     return Edge.trusted({
         "id": row[0], "user": row[1], "agent": row[2], "source": row[3], "target": row[4], "relation": row[5],
         "properties": orjson.loads(row[6]), "created_at": from_text(row[7]), "updated_at": from_text(row[8]),
-        "depth": depth,
+        "depth": depth, "fact_id": row[9], "valid_from": from_text(row[10]) if row[10] else None,
+        "valid_to": from_text(row[11]) if row[11] else None,
     })  # fmt: skip
 
 
@@ -206,17 +206,20 @@ async def unrelate(db: Connection, source: str, target: str, relation: str) -> b
     return int(cursor.rowcount) > 0
 
 
-async def edges_of(db: Connection, entity_id: str, end: str, limit: int) -> list[Edge]:
+async def edges_of(db: Connection, entity_id: str, end: str, limit: int, ended: bool = False) -> list[Edge]:
+    """The edges at one end of an entity, oldest first: those that hold, and with ``ended`` those that ended too."""
     column = "source_id" if end == "source" else "target_id"
+    holding = "" if ended else " AND valid_to IS NULL"
     cursor = await db.execute(
-        f"SELECT {EDGE_COLUMNS} FROM edges WHERE {column} = ? ORDER BY seq LIMIT ?", (entity_id, limit)
+        f"SELECT {EDGE_COLUMNS} FROM edges WHERE {column} = ?{holding} ORDER BY seq LIMIT ?", (entity_id, limit)
     )
     return [_edge(row) for row in await cursor.fetchall()]
 
 
 async def neighbors(
-    db: Connection, entity_id: str, relation: str | None, direction: Direction, depth: int, limit: int
-) -> list[Edge]:
+    db: Connection, entity_id: str, relation: str | None, direction: Direction, depth: int, limit: int,
+    ended: bool = False,
+) -> list[Edge]:  # fmt: skip
     """The edges of a breadth-first walk of ``depth`` hops, nearest first.
 
     One recursive query: each entity is reached once at its shortest distance (a UNION on
@@ -230,7 +233,7 @@ async def neighbors(
         "both": "SELECT CASE WHEN e.source_id = w.node THEN e.target_id ELSE e.source_id END, w.depth + 1"
         " FROM walk w JOIN edges e ON (e.source_id = w.node OR e.target_id = w.node)",
     }[direction]
-    related = " AND e.relation = ?" if relation is not None else ""
+    related = (" AND e.relation = ?" if relation is not None else "") + ("" if ended else " AND e.valid_to IS NULL")
     recursive = f"{step} WHERE w.depth < ?{related}"
     ends = []
     if direction in ("out", "both"):
@@ -249,7 +252,7 @@ async def neighbors(
     by_relation = [relation] if relation is not None else []
     params = [entity_id, depth - 1, *by_relation, depth, *by_relation * len(ends), limit]
     cursor = await db.execute(sql, params)
-    return [_edge(row[:9], int(row[9])) for row in await cursor.fetchall()]
+    return [_edge(row[:12], int(row[12])) for row in await cursor.fetchall()]
 
 
 async def link_count(db: Connection, entity_id: str) -> int:
@@ -346,7 +349,7 @@ async def stats(db: Connection, scope_key: str) -> GraphStats:
     by_type = {str(row[0]): int(row[1]) for row in await cursor.fetchall()}
     return GraphStats(
         entities=await one("SELECT COUNT(*) FROM entities WHERE scope_key = ?"),
-        edges=await one("SELECT COUNT(*) FROM edges WHERE scope_key = ?"),
+        edges=await one("SELECT COUNT(*) FROM edges WHERE scope_key = ? AND valid_to IS NULL"),
         memories=await one("SELECT COUNT(*) FROM facts WHERE scope_key = ?"),
         active_memories=sum(by_type.values()),
         total_memory_tokens=await one(
@@ -416,15 +419,15 @@ class GraphMethods:
         async with self._sql_write() as db:
             return await unrelate(db, source, target, relation)
 
-    async def edges_of(self, entity_id: str, end: str, limit: int) -> list[Edge]:
+    async def edges_of(self, entity_id: str, end: str, limit: int, ended: bool = False) -> list[Edge]:
         async with self._sql_read() as db:
-            return await edges_of(db, entity_id, end, limit)
+            return await edges_of(db, entity_id, end, limit, ended)
 
     async def neighbors(
-        self, entity_id: str, relation: str | None, direction: Direction, depth: int, limit: int
+        self, entity_id: str, relation: str | None, direction: Direction, depth: int, limit: int, ended: bool = False
     ) -> list[Edge]:
         async with self._sql_read() as db:
-            return await neighbors(db, entity_id, relation, direction, depth, limit)
+            return await neighbors(db, entity_id, relation, direction, depth, limit, ended)
 
     async def recall(self, user: str, agent: str, opts: RecallOptions, candidates: int) -> list[tuple[Fact, float]]:
         async with self._sql_read() as db:

@@ -75,6 +75,7 @@ SCHEMA_FILES = (
     (12, "012_fact_sources_by_fact.sql"),
     (13, "013_message_text_updates.sql"),
     (14, "014_pending_facts.sql"),
+    (15, "015_learned_graph.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 BUSY_TIMEOUT = 10.0  # seconds; MemoryConfig.busy_timeout

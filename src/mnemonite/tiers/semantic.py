@@ -18,6 +18,7 @@ from mnemonite.embedding.indexer import Indexer
 from mnemonite.errors import ConfigurationError, FactConflictError, InvalidInputError, NotFoundError
 from mnemonite.inputs import checked
 from mnemonite.judge import ConflictJudge
+from mnemonite.learned_graph import GraphLearner
 from mnemonite.models import (
     AddDelta,
     DeleteDelta,
@@ -31,6 +32,7 @@ from mnemonite.models import (
     parse_delta,
 )
 from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
+from mnemonite.models.deltas import GraphChange
 from mnemonite.models.fact import MAY_REPLACE, EntityLink, EventDateConfidence, FactStatus, MemoryType
 from mnemonite.models.search import SearchFilter, SearchHit
 from mnemonite.models.sensitivity import Sensitivity, check_sensitivity
@@ -112,6 +114,7 @@ class SemanticTier:
         sensitivity: Sensitivity = "internal",
         guard: SecretGuard | None = None,
         reader: Literal["auto", "parser", "rules"] | StatementReader | None = "auto",
+        learn_graph: bool = True,
     ) -> None:
         self._store = store
         self.sensitivity = check_sensitivity(sensitivity, "internal")
@@ -125,6 +128,7 @@ class SemanticTier:
         self.counter = counter or default_counter()
         self._names = UserNames(store, self.locale)
         self.reader = _reader(reader, self.locale)
+        self.learn_graph = learn_graph
 
     # -- remember: the five-stage conflict pipeline ------------------------------------------
 
@@ -231,6 +235,9 @@ class SemanticTier:
         )
         outcome = await self._reconsider(outcome, text, neighbours, names)  # a duplicate (exact) stays one
         fields = _stored(fields, outcome, triple if exact is None else None)
+        graph: GraphChange | None = None
+        if outcome.kind != "dedup":
+            graph, fields = await self._learned(user, agent, text, names, fields)
         now = utcnow()
         provenance = {"source_episode_ids": sources, "promotion_ts": now, "rule_id": rule_id,
                       "confidence": confidence}  # fmt: skip
@@ -242,9 +249,9 @@ class SemanticTier:
         if outcome.kind == "dedup":
             delta = NoopDelta(**provenance)
         elif outcome.kind == "supersede":
-            delta = UpdateDelta(replaces=list(outcome.targets), fact_payload=payload, **provenance)
+            delta = UpdateDelta(replaces=list(outcome.targets), fact_payload=payload, graph=graph, **provenance)
         else:
-            delta = AddDelta(fact_payload=payload, **provenance)
+            delta = AddDelta(fact_payload=payload, graph=graph, **provenance)
         decision = ConflictDecision(
             kind=outcome.kind, stage=outcome.stage, zone=outcome.zone, cosine=outcome.cosine, reason=outcome.reason,
             fact_id=outcome.targets[0] if outcome.kind == "dedup" else "", matched_ids=list(outcome.targets),
@@ -258,6 +265,24 @@ class SemanticTier:
         if self._after_write is not None:
             await self._after_write()
         return decision
+
+    async def _learned(
+        self, user: str, agent: str, text: str, names: frozenset[str], fields: dict[str, Any]
+    ) -> tuple[GraphChange | None, dict[str, Any]]:
+        """What the statement adds to the graph (`mnemonite.learned_graph`), and the fields with its links to the
+        entities it names after the caller's own."""
+        if not self.learn_graph or self.reader is None or fields.get("entities"):
+            return None, fields  # a statement the caller links to entities is linked as told
+        try:
+            planned = await GraphLearner(self._store, self.reader).plan(user, agent, text, names)
+        except ParserUnavailableError as error:
+            log.warning("remember: the statement parser is unavailable, reading by rules alone: %s", error)
+            self.reader = None
+            return None, fields
+        if planned is None:
+            return None, fields
+        change, links = planned
+        return change, {**fields, "entities": [link.model_dump() for link in links] or None}
 
     async def _reconsider(
         self, outcome: pipeline.Outcome, text: str, neighbours: list[tuple[Fact, float]], names: frozenset[str]

@@ -1,0 +1,162 @@
+"""The graph a fact adds, written in the fact's own transaction (SQLite and PostgreSQL alike).
+
+A `GraphChange` rides on the delta that writes the fact: its entities are made first (one whose
+name the scope holds by then, made meanwhile by another writer, is that one instead), the fact
+links to them, and its edges name the fact. Closing a fact (superseded, forgotten) ends the
+edges it held at the same world time; a purge removes them, and the entities only it made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from mnemonite._time import to_text
+from mnemonite.models.base import new_id
+from mnemonite.models.deltas import GraphChange
+from mnemonite.store.rows import dumps
+from mnemonite.store.sql import Connection
+
+
+def name_key(name: str) -> str:
+    """Entity names are unique per scope regardless of case and surrounding spaces."""
+    return " ".join(name.split()).casefold()
+
+
+async def make_entities(
+    db: Connection, change: GraphChange, scope: tuple[str, str], scope_key: str, fact_id: str, now: datetime
+) -> dict[str, str]:
+    """Make the change's entities and add its aliases; returns planned id -> the id the scope holds."""
+    ids: dict[str, str] = {}
+    stamp = to_text(now)
+    for entity in change.entities:
+        properties: dict[str, Any] = {"aliases": entity.aliases} if entity.aliases else {}
+        if entity.self_entity:
+            properties["self"] = True
+        if entity.guessed:
+            properties["guessed"] = True
+        await db.execute(
+            "INSERT INTO entities (id, scope_key, user_id, agent_id, name, name_key, entity_type, properties, owner,"
+            " created_at, updated_at, learned_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
+            " ON CONFLICT (scope_key, name_key) DO NOTHING",
+            (entity.id, scope_key, scope[0], scope[1], entity.name, name_key(entity.name), entity.entity_type,
+             dumps(properties), stamp, stamp, fact_id),
+        )  # fmt: skip
+        cursor = await db.execute(
+            "SELECT id FROM entities WHERE scope_key = ? AND name_key = ?", (scope_key, name_key(entity.name))
+        )
+        row = await cursor.fetchone()
+        assert row is not None
+        ids[entity.id] = str(row[0])
+    for entity_id, names in change.aliases.items():
+        await _add_aliases(db, ids.get(entity_id, entity_id), scope_key, names, stamp)
+    for entity_id, entity_type in change.types.items():
+        await _retype(db, ids.get(entity_id, entity_id), scope_key, entity_type, stamp)
+    return ids
+
+
+async def _retype(db: Connection, entity_id: str, scope_key: str, entity_type: str, stamp: str) -> None:
+    """A guessed type corrected by what a relation says ("Alice" taken for an organisation, then "Alice drives")."""
+    cursor = await db.execute("SELECT properties FROM entities WHERE id = ? AND scope_key = ?", (entity_id, scope_key))
+    row = await cursor.fetchone()
+    if row is None:
+        return
+    properties: dict[str, Any] = orjson.loads(row[0])
+    if not properties.pop("guessed", False):
+        return  # typed by a relation, or by hand: kept
+    await db.execute(
+        "UPDATE entities SET entity_type = ?, properties = ?, updated_at = ? WHERE id = ?",
+        (entity_type, dumps(properties), stamp, entity_id),
+    )
+
+
+async def _add_aliases(db: Connection, entity_id: str, scope_key: str, names: Sequence[str], stamp: str) -> None:
+    cursor = await db.execute(
+        "SELECT name, properties FROM entities WHERE id = ? AND scope_key = ?", (entity_id, scope_key)
+    )
+    row = await cursor.fetchone()
+    if row is None:
+        return  # removed meanwhile: the fact's links to it are refused where they are checked
+    properties: dict[str, Any] = orjson.loads(row[1])
+    held = properties.get("aliases")
+    aliases = list(held) if isinstance(held, list) else []
+    known = {name_key(str(a)) for a in aliases} | {name_key(row[0])}
+    added = [name for name in names if name_key(name) not in known]
+    if added:
+        properties["aliases"] = aliases + added
+        await db.execute(
+            "UPDATE entities SET properties = ?, updated_at = ? WHERE id = ?", (dumps(properties), stamp, entity_id)
+        )
+
+
+async def open_edges(
+    db: Connection,
+    change: GraphChange,
+    ids: dict[str, str],
+    scope: tuple[str, str],
+    scope_key: str,
+    fact_id: str,
+    valid_from: datetime,
+    now: datetime,
+) -> None:
+    """The fact's edges, held from its ``valid_from``: an edge of the same ends and relation (an older fact's,
+    ended or not) now names this fact and holds again. First the edges it ends: those it says no longer hold,
+    and for a relation held one at a time (``single``) the source's others."""
+    stamp, start = to_text(now), to_text(valid_from)
+    rows = []
+    for edge in change.ends:  # "I quit Acme": the edge ends when the fact says so
+        source, target = ids.get(edge.source, edge.source), ids.get(edge.target, edge.target)
+        await db.execute(
+            "UPDATE edges SET valid_to = ?, updated_at = ? WHERE valid_to IS NULL AND relation = ? AND source_id = ?"
+            " AND target_id = ?",
+            (start, stamp, edge.relation, source, target),
+        )
+    for edge in change.edges:
+        source, target = ids.get(edge.source, edge.source), ids.get(edge.target, edge.target)
+        if source == target:
+            continue
+        if edge.single:
+            await db.execute(
+                "UPDATE edges SET valid_to = ?, updated_at = ? WHERE valid_to IS NULL AND source_id = ?"
+                " AND relation = ? AND target_id != ?",
+                (start, stamp, source, edge.relation, target),
+            )
+        properties = {"as": edge.label} if edge.label else {}
+        rows.append((new_id(), scope_key, scope[0], scope[1], source, target, edge.relation,
+                     dumps(properties), stamp, stamp, fact_id, start))  # fmt: skip
+    await db.executemany(
+        "INSERT INTO edges (id, scope_key, user_id, agent_id, source_id, target_id, relation, properties, created_at,"
+        " updated_at, fact_id, valid_from, valid_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)"
+        " ON CONFLICT (source_id, target_id, relation) DO UPDATE SET fact_id = excluded.fact_id,"
+        " valid_from = CASE WHEN edges.valid_to IS NULL AND edges.valid_from IS NOT NULL THEN edges.valid_from"
+        " ELSE excluded.valid_from END, valid_to = NULL, updated_at = excluded.updated_at",
+        rows,
+    )
+
+
+async def end_edges(db: Connection, fact_ids: Sequence[str], world_end: datetime, now: datetime) -> None:
+    """The edges the closed facts held stop holding at the world time the facts did."""
+    if not fact_ids:
+        return
+    marks = ", ".join("?" for _ in fact_ids)
+    await db.execute(
+        f"UPDATE edges SET valid_to = ?, updated_at = ? WHERE valid_to IS NULL AND fact_id IN ({marks})",
+        (to_text(world_end), to_text(now), *fact_ids),
+    )
+
+
+async def purge_learned(db: Connection, fact_ids: Sequence[str]) -> None:
+    """A purge removes the edges the facts held and the entities only they made (no other fact links to them)."""
+    if not fact_ids:
+        return
+    marks = ", ".join("?" for _ in fact_ids)
+    await db.execute(f"DELETE FROM edges WHERE fact_id IN ({marks})", tuple(fact_ids))
+    await db.execute(
+        f"DELETE FROM entities WHERE learned_from IN ({marks})"
+        " AND NOT EXISTS (SELECT 1 FROM fact_entities l WHERE l.entity_id = entities.id"
+        f" AND l.fact_id NOT IN ({marks}))",
+        (*fact_ids, *fact_ids),
+    )
