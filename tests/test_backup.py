@@ -72,7 +72,8 @@ async def test_backup_and_restore_keep_every_table(memory_url: str, tmp_path: Pa
         report = await mem.backup(tmp_path / "memory.backup")
     assert report.format == ("sqlite" if memory_url.startswith("sqlite") else "export")
     assert report.hashes == await content_hashes(memory_url)
-    assert report.counts["facts"] == 3 and report.counts["edges"] == 1 and report.counts["vectors"] >= 4
+    # edges: the one related by hand, and where Alex lives, learned from "I moved to Munich"
+    assert report.counts["facts"] == 3 and report.counts["edges"] == 2 and report.counts["vectors"] >= 4
     other = postgres_url if memory_url.startswith("sqlite") else f"sqlite:///{tmp_path / 'restored.db'}"
     for target in (f"sqlite:///{tmp_path / 'same.db'}", other):
         restored = await restore_memory(tmp_path / "memory.backup", target)

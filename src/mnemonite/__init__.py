@@ -96,8 +96,18 @@ if TYPE_CHECKING:
     from mnemonite.models.concepts import ConceptNode, EventNode, MemoryGraph, RelationshipEdge, SemanticShiftEvent
     from mnemonite.models.conflict import ConflictDecision, ConflictThresholds, JudgeVerdict, PurgeRecord
     from mnemonite.models.consolidator import ConsolidatorStatus, PhaseReport, TopicEpisode
+    from mnemonite.models.deltas import GraphChange, LinkDelta
     from mnemonite.models.fact import EntityLink
-    from mnemonite.models.graph import BudgetConfig, Edge, Entity, EntityContext, GraphStats, RecallOptions, ScoredFact
+    from mnemonite.models.graph import (
+        BudgetConfig,
+        Edge,
+        Entity,
+        EntityContext,
+        GraphBuildReport,
+        GraphStats,
+        RecallOptions,
+        ScoredFact,
+    )
     from mnemonite.models.keys import ApiKey, IssuedKey
     from mnemonite.models.messages import Message, SessionEvent
     from mnemonite.models.procedures import Procedure
@@ -204,6 +214,9 @@ _WHERE: dict[str, str] = {
     "Entity": "mnemonite.models.graph",
     "EntityContext": "mnemonite.models.graph",
     "GraphStats": "mnemonite.models.graph",
+    "GraphBuildReport": "mnemonite.models.graph",
+    "GraphChange": "mnemonite.models.deltas",
+    "LinkDelta": "mnemonite.models.deltas",
     "RecallOptions": "mnemonite.models.graph",
     "ScoredFact": "mnemonite.models.graph",
     "SearchFilter": "mnemonite.models.search",
@@ -309,7 +322,10 @@ __all__ = [
     "FactPayload",
     "FactStore",
     "GraphMemory",
+    "GraphBuildReport",
+    "GraphChange",
     "GraphStats",
+    "LinkDelta",
     "IndexProgress",
     "InvalidInputError",
     "JudgeVerdict",

@@ -2,7 +2,9 @@
 
 Entities are mutable current state (a person's role changes); facts stay the immutable,
 bi-temporal record and link to entities with a role (about, by, for, mentions) when they
-are remembered::
+are remembered. With the parser the graph builds itself from what memory learns (the people,
+pets, places and organisations a statement names, the relations it states: `mnemonite.learned_graph`;
+`build` reads the facts held from before); by hand::
 
     alice = await mem.graph.create_entity(scope, name="Alice", entity_type="person")
     await mem.graph.relate(scope, source=alice.id, target=acme.id, relation="WORKS_AT")
@@ -23,6 +25,7 @@ from mnemonite.inputs import checked
 from mnemonite.models import AddDelta, Fact
 from mnemonite.models.base import new_id
 from mnemonite.models.conflict import ConflictDecision
+from mnemonite.models.deltas import LinkDelta
 from mnemonite.models.graph import (
     MAX_DEPTH,
     BudgetConfig,
@@ -30,10 +33,12 @@ from mnemonite.models.graph import (
     Edge,
     Entity,
     EntityContext,
+    GraphBuildReport,
     GraphStats,
     RecallOptions,
     ScoredFact,
 )
+from mnemonite.reading import StatementReader
 from mnemonite.salience import SalienceConfig, rank_by_salience
 from mnemonite.scope import Scope
 from mnemonite.store import Store
@@ -111,7 +116,9 @@ class GraphMemory:
         properties: Mapping[str, Any] | None = None,
         owner: str | None = None,
     ) -> Entity:
-        """A new entity; its name (case-insensitive) must be free in the scope (`EntityConflictError`)."""
+        """A new entity; its name (case-insensitive) must be free in the scope (`EntityConflictError`), or held by
+        an entity the graph learned from a statement, which this one takes over (its id, links and edges stay; the
+        type, owner and properties given replace what was learned)."""
         return (await self.create_entities(scope, [{"name": name, "entity_type": entity_type,
                                                     "properties": properties or {}, "owner": owner}]))[0]  # fmt: skip
 
@@ -121,8 +128,7 @@ class GraphMemory:
         now = utcnow()
         made = [Entity(id=new_id(), user=user, agent=agent, created_at=now, updated_at=now,
                        **_entity_fields(item)) for item in entities]  # fmt: skip
-        await self._store.create_entities(made)
-        return made
+        return await self._store.create_entities(made)
 
     async def get_entity(self, entity_id: str) -> Entity:
         """An entity by id, or `NotFoundError`."""
@@ -153,7 +159,12 @@ class GraphMemory:
         props = _json_object(properties) if properties is not None else None
         changes = {"name": " ".join(name.split()) if isinstance(name, str) else name, "entity_type": entity_type,
                    "owner": owner, "properties": props}  # fmt: skip
-        data = {**current.model_dump(), **{k: v for k, v in changes.items() if v is not None}, "updated_at": utcnow()}
+        data = {
+            **current.model_dump(),
+            **{k: v for k, v in changes.items() if v is not None},
+            "updated_at": utcnow(),
+            "learned_from": None,
+        }  # edited by hand: a purge of the fact it was learned from leaves it
         updated = Entity.model_validate(data)
         await self._store.update_entity(updated)
         return updated
@@ -381,10 +392,62 @@ class GraphMemory:
             used += cost
         return shown_out, shown_in, used
 
+    async def build(
+        self, scope: Scope | None = None, *, progress: Callable[[int, int], None] | None = None, batch: int = 200
+    ) -> GraphBuildReport:
+        """Learn the graph from the facts a memory holds from before it learned as it wrote (or from before
+        ``learn_graph``): each believed fact not yet read is read as `semantic.remember` reads a new one, and what
+        it names joins the graph through an audited `LinkDelta` (the fact's text and times stay as they are).
+
+        All scopes, or one (``scope``: a user and agent). Resumable: each scope remembers how far it was read, so
+        a second run reads only what came since; reading a fact twice changes nothing more. A fact the caller
+        linked to entities is left as linked. ``progress(facts_read, facts_to_read)`` is called after each fact.
+        Needs the parser (the ``parser`` extra): without it, `ParserUnavailableError`.
+        """
+        if not isinstance(batch, int) or not 1 <= batch <= 10_000:
+            raise InvalidInputError("batch must be an integer in 1..10000")
+        reader = self._semantic.reader or StatementReader(self._semantic.locale)
+        reader.load()  # ParserUnavailableError naming the extra, before anything is read
+        self._semantic.reader = reader
+        scopes = [fact_scope(scope)] if scope is not None else await self._store.fact_scopes()
+        totals = [(await self._store.facts_to_learn(user, agent, 1))[1] for user, agent in scopes]
+        report = GraphBuildReport(scopes=len(scopes), facts_to_read=sum(totals))
+        for user, agent in scopes:
+            names = frozenset(await self._semantic.names(Scope(user=user, agent=agent)))
+            while facts := (await self._store.facts_to_learn(user, agent, batch))[0]:
+                for _, fact in facts:
+                    report = await self._learn(fact, user, agent, names, report)
+                    if progress is not None:
+                        progress(report.facts_read, report.facts_to_read)
+                await self._store.learned_upto(user, agent, facts[-1][0])
+        if report.facts_linked and self._after_write is not None:
+            await self._after_write()
+        return report
+
+    async def _learn(
+        self, fact: Fact, user: str, agent: str, names: frozenset[str], report: GraphBuildReport
+    ) -> GraphBuildReport:
+        planned = None if fact.entities else await self._semantic.graph_of(user, agent, fact.text, names)
+        read = report.facts_read + 1
+        if planned is None:
+            return report.model_copy(update={"facts_read": read})
+        change, links = planned
+        delta = LinkDelta(fact_id=fact.id, links=[(link.entity_id, link.role) for link in links], graph=change,
+                          source_episode_ids=fact.source_episode_ids, promotion_ts=utcnow(), rule_id="graph-build",
+                          confidence=fact.confidence)  # fmt: skip
+        await self._store.apply_deltas([delta])
+        return report.model_copy(update={
+            "facts_read": read, "facts_linked": report.facts_linked + 1,
+            "entities_made": report.entities_made + len(change.entities), "edges": report.edges + len(change.edges),
+        })  # fmt: skip
+
     async def stats(self, scope: Scope) -> GraphStats:
         """Entity, edge, fact and token counts of the scope, and current facts by memory type."""
         user, agent = fact_scope(scope)
         return await self._store.graph_stats(user, agent)
+
+
+_LEARNED_MARKS = frozenset({"self", "guessed", "aliases"})  # what the learned graph notes of an entity
 
 
 def _entity_fields(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -435,7 +498,10 @@ def _within(ranked: list[ScoredFact], max_tokens: int, counter: TokenCounter) ->
 
 def _profile(entity: Entity) -> list[str]:
     lines = [f"type: {entity.entity_type}"]
-    lines += [f"{key}: {value}" for key, value in entity.properties.items()]
+    aliases = entity.properties.get("aliases")
+    if isinstance(aliases, list) and aliases:
+        lines.append(f"also called: {', '.join(str(a) for a in aliases)}")
+    lines += [f"{key}: {value}" for key, value in entity.properties.items() if key not in _LEARNED_MARKS]
     if entity.owner:
         lines.append(f"owner: {entity.owner}")
     return lines

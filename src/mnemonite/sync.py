@@ -44,6 +44,7 @@ from mnemonite.models.graph import (
     Edge,
     Entity,
     EntityContext,
+    GraphBuildReport,
     GraphStats,
     RecallOptions,
     ScoredFact,
@@ -434,6 +435,11 @@ class SyncGraphMemory:
 
     def stats(self, scope: Scope) -> GraphStats:
         return self._run(self._graph.stats(scope))
+
+    def build(
+        self, scope: Scope | None = None, *, progress: Callable[[int, int], None] | None = None, batch: int = 200
+    ) -> GraphBuildReport:
+        return self._run(self._graph.build(scope, progress=progress, batch=batch))
 
 
 class SyncConsolidator:

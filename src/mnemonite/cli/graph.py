@@ -27,7 +27,7 @@ from mnemonite.cli._common import (
 from mnemonite.scope import DEFAULT_AGENT
 
 if TYPE_CHECKING:
-    from mnemonite.models.graph import Entity
+    from mnemonite.models.graph import Edge, Entity
     from mnemonite.sync import SyncMemory
 
 graph_app = typer.Typer(help="Graph memory: entities, relations, walks, context for a prompt.", no_args_is_help=True)
@@ -167,23 +167,36 @@ def neighbors(
     direction: Annotated[Direction, typer.Option(help="Which edges to follow.")] = Direction.both,
     relation: Annotated[str | None, typer.Option(help="Only edges of this relation.")] = None,
     limit: Annotated[int, typer.Option(min=1, help="The most edges to print.")] = 1000,
+    ended: Annotated[
+        bool, typer.Option("--ended", help="Edges that ended too (learned from a fact since replaced or forgotten).")
+    ] = False,
     as_json: JsonOption = False,
     nl: NlOption = False,
     as_csv: CsvOption = False,
     db: DbOption = None,
 ) -> None:
-    """The edges within DEPTH hops of an entity, nearest first."""
+    """The edges within DEPTH hops of an entity that hold, nearest first (``--ended``: those that ended too)."""
     from mnemonite.scope import Scope
 
     with opened(db, create=False) as mem:
         start = _entity(mem, user, agent, entity)
-        edges = mem.graph.neighbors(start.id, relation=relation, direction=direction.value, depth=depth, limit=limit)
+        edges = mem.graph.neighbors(
+            start.id, relation=relation, direction=direction.value, depth=depth, limit=limit, ended=ended
+        )
         if emit_rows(edges, as_json=as_json, nl=nl, as_csv=as_csv):
             return
         ends = {x.id: x.name for x in mem.graph.entities(Scope(user=user, agent=agent), limit=10_000)[0]}
-    rows = [(edge.depth, ends.get(edge.source, edge.source), edge.relation, ends.get(edge.target, edge.target))
-            for edge in edges]  # fmt: skip
-    table(("depth", "source", "relation", "target"), rows)
+    rows = [(edge.depth, ends.get(edge.source, edge.source), edge.relation, ends.get(edge.target, edge.target),
+             _held(edge)) for edge in edges]  # fmt: skip
+    table(("depth", "source", "relation", "target", "held"), rows)
+
+
+def _held(edge: Edge) -> str:
+    """When an edge holds: since its fact's world time, until that fact stopped being believed; "" if made by hand."""
+    if edge.valid_from is None:
+        return ""
+    since = f"since {edge.valid_from:%Y-%m-%d}"
+    return since if edge.valid_to is None else f"{edge.valid_from:%Y-%m-%d} → {edge.valid_to:%Y-%m-%d}"
 
 
 @graph_app.command("context")
@@ -216,3 +229,32 @@ def stats(
         found = mem.graph.stats(Scope(user=user, agent=agent))
     if not emit_one(found, as_json=as_json):
         table(("metric", "value"), list(found.model_dump().items()))
+
+
+@graph_app.command("build")
+def build(
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="Only this user's facts (default: every user).")
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", help="With --user: only this agent's facts.")] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Build the graph from the facts a memory holds from before: the people, pets, places and organisations they
+    name become entities, the relations they state edges. Resumable: run it again to read only what came since."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from mnemonite.cli._common import err
+    from mnemonite.scope import Scope
+
+    if agent is not None and user is None:
+        raise typer.BadParameter("--agent needs --user", param_hint="--agent")
+    scope = Scope(user=user, agent=agent or DEFAULT_AGENT) if user is not None else None
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with opened(db, create=False) as mem, Progress(*columns, console=err, transient=True,
+                                                   disable=not err.is_terminal) as bar:  # fmt: skip
+        task = bar.add_task("reading facts", total=None)
+        report = mem.graph.build(scope, progress=lambda done, total: bar.update(task, completed=done, total=total))
+    if not emit_one(report, as_json=as_json):
+        say(f"read {report.facts_read} fact(s) of {report.scopes} scope(s); {report.facts_linked} joined the graph:"
+            f" {report.entities_made} new entities, {report.edges} edges")  # fmt: skip

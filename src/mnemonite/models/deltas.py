@@ -21,6 +21,7 @@ __all__ = [
     "GraphChange",
     "LearnedEdge",
     "LearnedEntity",
+    "LinkDelta",
     "MemoryDelta",
     "NoopDelta",
     "UpdateDelta",
@@ -92,6 +93,16 @@ class UpdateDelta(_Delta):
     graph: GraphChange | None = None
 
 
+class LinkDelta(_Delta):
+    """Join a held fact to the graph without changing what it says (``graph build``): the entities it names are
+    made, its ``links`` to them (entity id, role) added, the edges it states opened from its ``valid_from``."""
+
+    kind: Literal["link"] = "link"
+    fact_id: str = Field(min_length=1)
+    links: list[tuple[str, Literal["about", "by", "for", "mentions"]]] = Field(default_factory=list)
+    graph: GraphChange | None = None  # None once the fact is purged (the audit row keeps no name)
+
+
 class DeleteDelta(_Delta):
     """Close the facts named in ``replaces``; nothing is inserted."""
 
@@ -105,13 +116,13 @@ class NoopDelta(_Delta):
     kind: Literal["noop"] = "noop"
 
 
-MemoryDelta = Annotated[AddDelta | UpdateDelta | DeleteDelta | NoopDelta, Field(discriminator="kind")]
+MemoryDelta = Annotated[AddDelta | UpdateDelta | DeleteDelta | NoopDelta | LinkDelta, Field(discriminator="kind")]
 _ADAPTER: TypeAdapter[MemoryDelta] = TypeAdapter(MemoryDelta)
 
 
 def parse_delta(value: object) -> MemoryDelta:
     """Validate a delta object or a mapping/JSON into a MemoryDelta, or raise DeltaValidationError."""
-    if isinstance(value, AddDelta | UpdateDelta | DeleteDelta | NoopDelta):
+    if isinstance(value, AddDelta | UpdateDelta | DeleteDelta | NoopDelta | LinkDelta):
         return value
     try:
         if isinstance(value, str | bytes):

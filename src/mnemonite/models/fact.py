@@ -121,7 +121,7 @@ class DeltaRecord(Model):
     """
 
     delta_id: str
-    kind: Literal["add", "update", "delete", "noop"]
+    kind: Literal["add", "update", "delete", "noop", "link"]
     rule_id: str
     delta: MemoryDelta
     emitted_at: Moment

@@ -20,6 +20,7 @@ __all__ = [  # EntityLink and Role live beside Fact, which carries them
     "Entity",
     "EntityContext",
     "EntityLink",
+    "GraphBuildReport",
     "GraphStats",
     "RecallOptions",
     "Role",
@@ -48,6 +49,7 @@ class Entity(Model):
     owner: str | None = None
     created_at: AwareDatetime
     updated_at: AwareDatetime
+    learned_from: str | None = None  # the fact the graph learned it from; None once made or taken over by hand
 
 
 class Edge(Model):
@@ -68,15 +70,27 @@ class Edge(Model):
     properties: dict[str, Any] = Field(default_factory=dict)
     created_at: AwareDatetime
     updated_at: AwareDatetime
-    depth: int | None = None
     fact_id: str | None = None
     valid_from: AwareDatetime | None = None
     valid_to: AwareDatetime | None = None
+    depth: int | None = None
 
     @property
     def current(self) -> bool:
         """Whether the edge holds now (an edge learned from a fact: while the fact is believed)."""
         return self.valid_to is None
+
+
+class GraphBuildReport(Model):
+    """What `GraphMemory.build` read and learned: scopes, facts read of those to read, facts it joined to the graph,
+    the entities it made and the edges it opened."""
+
+    scopes: int = 0
+    facts_to_read: int = 0
+    facts_read: int = 0
+    facts_linked: int = 0
+    entities_made: int = 0
+    edges: int = 0
 
 
 class RecallOptions(Model):

@@ -41,6 +41,7 @@ _NOT_NAMES = frozenset(
     "i mom mum dad lol omg ok okay yeah yes no hi hey btw tbh idk haha nah yep ya thanks thx pls plz uni".split()
 )
 _COMPANIONS = frozenset({"LIVES_IN", "VISITED"})
+_PLACE_PREPOSITIONS = frozenset({"in", "near", "outside", "around", "from"})
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,7 @@ class _Builder:
         self.links: list[Link] = []
         self.at: dict[int, int | None] = {}  # token index -> mention (None: looked at, names nobody)
         self.people: list[tuple[int, int]] = []  # (token index, mention) of people, for "he" and "she"
+        self.loud: set[int] = set()  # tokens that may be a word in capitals, not a name ("I am DEAD")
 
     def read(self) -> GraphReading:
         for token in self.doc:  # relation nouns first: they say who the names are
@@ -199,7 +201,22 @@ class _Builder:
         mentions = [self._typed(i, m, links) for i, m in enumerate(self.mentions)]
         if about is None and mentions:
             about = 0
-        return GraphReading(tuple(mentions), tuple(links), about)
+        return self._quiet(GraphReading(tuple(mentions), tuple(links), about))
+
+    def _quiet(self, reading: GraphReading) -> GraphReading:
+        """Without the words in capitals or opening a sentence that no relation makes names ("Brain is mush")."""
+        linked = {i for link in reading.links for i in (link.source, link.target)}
+        loud = {self.at[t] for t in self.loud if self.at.get(t) is not None} - linked
+        if not loud:
+            return reading
+        kept = [i for i in range(len(reading.mentions)) if i not in loud]
+        new = {old: new for new, old in enumerate(kept)}
+        mentions = tuple(
+            replace(m, of=new.get(m.of)) if m.of is not None else m for m in (reading.mentions[i] for i in kept)
+        )
+        links = tuple(replace(link, source=new[link.source], target=new[link.target]) for link in reading.links)
+        about = new.get(reading.about) if reading.about is not None else None
+        return GraphReading(mentions, links, about if about is not None or not mentions else 0)
 
     # -- who a token is ------------------------------------------------------------------------
 
@@ -256,10 +273,10 @@ class _Builder:
             words = [t for t in span if t.lower_ not in ("the", "'s", "'")]
             text = " ".join(t.text for t in words)
             if len(words) == 1 and words[0].is_upper and self._shouted(words):
-                return None
+                self.loud.add(token.i)
             if text and text[:1].isupper() and text.lower() not in _NOT_NAMES:
                 kind = _LABELS[token.ent_type_]
-                after_in = token.dep_ == "pobj" and token.head.lower_ in ("in", "near", "outside", "around")
+                after_in = token.dep_ == "pobj" and token.head.lower_ in _PLACE_PREPOSITIONS
                 return text, PLACE if kind == ORGANISATION and after_in else kind
             return None
         if token.pos_ != "PROPN" or not token.text[:1].isupper() or token.lower_ in _NOT_NAMES:
@@ -269,8 +286,8 @@ class _Builder:
         parts = [c for c in token.lefts if c.dep_ == "compound" and c.pos_ == "PROPN"] + [token]
         parts += [c for c in token.rights if c.dep_ == "flat"]
         if self._shouted(parts):
-            return None
-        after_in = token.dep_ == "pobj" and token.head.lower_ in ("in", "near", "outside", "around")
+            self.loud.add(token.i)
+        after_in = token.dep_ == "pobj" and token.head.lower_ in _PLACE_PREPOSITIONS
         return " ".join(t.text for t in parts), PLACE if after_in else ""
 
     def _shouted(self, words: list[Any]) -> bool:
@@ -315,7 +332,7 @@ class _Builder:
         for token in named:
             text, _ = self._name(token) or ("", "")
             index = self._add(Mention(user=True, kind=PERSON, sure=True) if text.lower() in self.names
-                              else Mention(name=text, kind=kind, role=role, sure=True))  # fmt: skip
+                              else Mention(name=text, kind=kind, role=role, of=owner, sure=True))  # fmt: skip
             self.at[token.i] = index
             self.people.append((token.i, index))
             first = index if first is None else first
@@ -411,7 +428,10 @@ class _Builder:
             if subjects:
                 who = [self._who(s) for s in [*subjects, *(c for s in subjects for c in _conjuncts(s))]]
                 return [f for f in dict.fromkeys(who) if f is not None]
-            if current.dep_ not in ("conj", "xcomp", "advcl", "ccomp", "relcl", "acl") or current.head is current:
+            if (
+                current.dep_ not in ("conj", "xcomp", "advcl", "ccomp", "relcl", "acl", "dep")
+                or current.head is current
+            ):
                 break
             if current.dep_ in ("relcl", "acl") and current.head.pos_ in ("PROPN", "NOUN"):
                 found_one = self._who(current.head)

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from mnemonite._time import from_text, to_text
 from mnemonite.errors import DeltaValidationError, FactConflictError, InvalidInputError, NotFoundError
 from mnemonite.models import (
@@ -26,6 +28,7 @@ from mnemonite.models import (
     UpdateDelta,
 )
 from mnemonite.models.base import new_id
+from mnemonite.models.deltas import LinkDelta
 from mnemonite.scope import fact_key, fact_pattern, key_range
 from mnemonite.store import sql_learned
 from mnemonite.store.rows import (
@@ -68,6 +71,8 @@ async def apply_delta(db: Connection, delta: MemoryDelta, now: datetime) -> Delt
     elif isinstance(delta, DeleteDelta):
         closed = await _resolve(db, delta.replaces, await _episode_scope(db, delta.source_episode_ids))
         await close_facts(db, closed, status="forgotten", world_end=await _latest_source_time(db, delta), now=now)
+    elif isinstance(delta, LinkDelta):
+        fact_id = await _link_fact(db, delta, now)
     else:
         assert isinstance(delta, NoopDelta)
     return await _log_applied(db, delta, existing, fact_id, closed, now)
@@ -278,6 +283,31 @@ async def _insert_fact(
         [(fact.id, old, to_text(now)) for old in closes or []],
     )
     return fact.id
+
+
+async def _link_fact(db: Connection, delta: LinkDelta, now: datetime) -> str:
+    """Join a held fact to the graph: make the entities, add the links (to the fact's own, which it keeps), open
+    the edges if the fact is believed. Applying it again changes nothing more."""
+    cursor = await db.execute(
+        "SELECT scope_key, user_id, agent_id, valid_from, status, superseded_at, entity_links FROM facts WHERE id = ?",
+        (delta.fact_id,),
+    )
+    row = await cursor.fetchone()
+    if row is None:
+        raise DeltaValidationError(f"delta {delta.delta_id}: no fact with id {delta.fact_id!r} to link")
+    key, scope, valid_from, status, closed, held = row[0], (row[1], row[2]), from_text(row[3]), row[4], row[5], row[6]
+    ids = await sql_learned.make_entities(db, delta.graph, scope, key, delta.fact_id, now) if delta.graph else {}
+    links = [{"entity_id": ids.get(entity, entity), "role": role} for entity, role in delta.links]
+    await _check_entities(db, key, [link["entity_id"] for link in links])
+    merged = list({(link["entity_id"], link["role"]): link for link in [*orjson.loads(held), *links]}.values())
+    await db.executemany(
+        "INSERT INTO fact_entities (entity_id, fact_id, role) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        [(link["entity_id"], delta.fact_id, link["role"]) for link in links],
+    )
+    await db.execute("UPDATE facts SET entity_links = ? WHERE id = ?", (dumps(merged), delta.fact_id))
+    if delta.graph is not None and status == "active" and closed is None:
+        await sql_learned.open_edges(db, delta.graph, ids, scope, key, delta.fact_id, valid_from, now)
+    return delta.fact_id
 
 
 async def missing_entities(db: Connection, scope_key: str, ids: Sequence[str]) -> list[str]:

@@ -28,7 +28,7 @@ from mnemonite.store.sql_facts import apply_delta, missing_entities
 from mnemonite.store.sql_learned import name_key
 from mnemonite.store.sql_search import fts_match, tsquery
 
-ENTITY_COLUMNS = "id, user_id, agent_id, name, entity_type, properties, owner, created_at, updated_at"
+ENTITY_COLUMNS = "id, user_id, agent_id, name, entity_type, properties, owner, created_at, updated_at, learned_from"
 EDGE_COLUMNS = (
     "id, user_id, agent_id, source_id, target_id, relation, properties, created_at, updated_at, fact_id, valid_from,"
     " valid_to"
@@ -43,7 +43,7 @@ def _entity(row: Sequence[Any]) -> Entity:
     return Entity.trusted({
         "id": row[0], "user": row[1], "agent": row[2], "name": row[3], "entity_type": row[4],
         "properties": orjson.loads(row[5]), "owner": row[6], "created_at": from_text(row[7]),
-        "updated_at": from_text(row[8]),
+        "updated_at": from_text(row[8]), "learned_from": row[9],
     })  # fmt: skip
 
 
@@ -51,8 +51,8 @@ def _edge(row: Sequence[Any], depth: int | None = None) -> Edge:
     return Edge.trusted({
         "id": row[0], "user": row[1], "agent": row[2], "source": row[3], "target": row[4], "relation": row[5],
         "properties": orjson.loads(row[6]), "created_at": from_text(row[7]), "updated_at": from_text(row[8]),
-        "depth": depth, "fact_id": row[9], "valid_from": from_text(row[10]) if row[10] else None,
-        "valid_to": from_text(row[11]) if row[11] else None,
+        "fact_id": row[9], "valid_from": from_text(row[10]) if row[10] else None,
+        "valid_to": from_text(row[11]) if row[11] else None, "depth": depth,
     })  # fmt: skip
 
 
@@ -63,16 +63,32 @@ def _entity_values(entity: Entity, scope_key: str) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-async def create_entities(db: Connection, entities: Sequence[Entity], scope_key: str) -> None:
-    """Insert entities of one scope; a name already taken (case-insensitive) raises, inserting none."""
+async def create_entities(db: Connection, entities: Sequence[Entity], scope_key: str) -> list[Entity]:
+    """Insert entities of one scope; a name already taken (case-insensitive) raises, inserting none. A name the
+    graph learned from a statement is taken over instead: that entity keeps its id, links and edges, and takes the
+    type, owner and properties given (over those it had)."""
+    made: list[Entity] = []
+    fresh: list[Entity] = []
+    for entity in entities:
+        held = await entity_by_name(db, scope_key, entity.name)
+        if held is not None and held.learned_from is not None and entity.name not in {e.name for e in fresh}:
+            adopted = held.model_copy(update={"entity_type": entity.entity_type, "owner": entity.owner,
+                                              "properties": {**held.properties, **entity.properties},
+                                              "updated_at": entity.updated_at, "learned_from": None})  # fmt: skip
+            await update_entity(db, adopted)
+            made.append(adopted)
+        else:
+            fresh.append(entity)
+            made.append(entity)
     try:
         await db.executemany(
             "INSERT INTO entities (id, scope_key, user_id, agent_id, name, name_key, entity_type, properties, owner,"
             " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [_entity_values(entity, scope_key) for entity in entities],
+            [_entity_values(entity, scope_key) for entity in fresh],
         )
     except integrity_errors() as error:
         raise EntityConflictError(_taken(entities, error)) from None
+    return made
 
 
 def _taken(entities: Sequence[Entity], error: Exception) -> str:
@@ -108,10 +124,10 @@ async def entity_by_name(db: Connection, scope_key: str, name: str) -> Entity | 
 async def update_entity(db: Connection, updated: Entity) -> None:
     try:
         await db.execute(
-            "UPDATE entities SET name = ?, name_key = ?, entity_type = ?, properties = ?, owner = ?, updated_at = ?"
-            " WHERE id = ?",
+            "UPDATE entities SET name = ?, name_key = ?, entity_type = ?, properties = ?, owner = ?, updated_at = ?,"
+            " learned_from = ? WHERE id = ?",
             (updated.name, name_key(updated.name), updated.entity_type, dumps(updated.properties), updated.owner,
-             to_text(updated.updated_at), updated.id),
+             to_text(updated.updated_at), updated.learned_from, updated.id),
         )  # fmt: skip
     except integrity_errors():
         raise EntityConflictError(
@@ -368,13 +384,14 @@ class GraphMethods:
     def _sql_write(self) -> AbstractAsyncContextManager[Connection]:
         raise NotImplementedError
 
-    async def create_entities(self, entities: Sequence[Entity]) -> None:
+    async def create_entities(self, entities: Sequence[Entity]) -> list[Entity]:
         scopes = {(e.user, e.agent) for e in entities}
         if len(scopes) > 1:
             raise InvalidInputError("create_entities takes entities of one (user, agent) scope at a time")
-        if entities:
-            async with self._sql_write() as db:
-                await create_entities(db, entities, fact_key(*scopes.pop()))
+        if not entities:
+            return []
+        async with self._sql_write() as db:
+            return await create_entities(db, entities, fact_key(*scopes.pop()))
 
     async def entity(self, entity_id: str) -> Entity | None:
         async with self._sql_read() as db:

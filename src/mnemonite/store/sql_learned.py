@@ -9,6 +9,7 @@ edges it held at the same world time; a purge removes them, and the entities onl
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +18,9 @@ import orjson
 from mnemonite._time import to_text
 from mnemonite.models.base import new_id
 from mnemonite.models.deltas import GraphChange
-from mnemonite.store.rows import dumps
+from mnemonite.models.fact import Fact
+from mnemonite.scope import fact_key
+from mnemonite.store.rows import FACT_COLUMNS, dumps, fact_from_row
 from mnemonite.store.sql import Connection
 
 
@@ -160,3 +163,63 @@ async def purge_learned(db: Connection, fact_ids: Sequence[str]) -> None:
         f" AND l.fact_id NOT IN ({marks}))",
         (*fact_ids, *fact_ids),
     )
+
+
+# -- graph build: the facts a memory holds from before, read once, resumably -------------------------------
+
+
+async def fact_scopes(db: Connection) -> list[tuple[str, str]]:
+    """The (user, agent) scopes that hold a believed fact."""
+    cursor = await db.execute(
+        "SELECT DISTINCT user_id, agent_id FROM facts WHERE status = 'active' AND superseded_at IS NULL"
+        " ORDER BY user_id, agent_id"
+    )
+    return [(str(row[0]), str(row[1])) for row in await cursor.fetchall()]
+
+
+async def facts_to_learn(db: Connection, scope_key: str, limit: int) -> tuple[list[tuple[int, Fact]], int]:
+    """The next believed facts of a scope past where `graph build` stopped, oldest first, and how many remain."""
+    done = await _learned_upto(db, scope_key)
+    where = "scope_key = ? AND seq > ? AND status = 'active' AND superseded_at IS NULL"
+    cursor = await db.execute(f"SELECT COUNT(*) FROM facts WHERE {where}", (scope_key, done))
+    row = await cursor.fetchone()
+    cursor = await db.execute(
+        f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE {where} ORDER BY seq LIMIT ?", (scope_key, done, limit)
+    )
+    return [(int(r[0]), fact_from_row(r[1:])) for r in await cursor.fetchall()], int(row[0]) if row else 0
+
+
+async def _learned_upto(db: Connection, scope_key: str) -> int:
+    cursor = await db.execute("SELECT last_seq FROM graph_build WHERE scope_key = ?", (scope_key,))
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def learned_upto(db: Connection, scope_key: str, seq: int) -> None:
+    await db.execute(
+        "INSERT INTO graph_build (scope_key, last_seq) VALUES (?, ?) ON CONFLICT (scope_key)"
+        " DO UPDATE SET last_seq = excluded.last_seq",
+        (scope_key, seq),
+    )
+
+
+class BuildMethods:
+    """What `GraphMemory.build` reads and records (mixed into the stores)."""
+
+    def _sql_read(self) -> AbstractAsyncContextManager[Connection]:
+        raise NotImplementedError
+
+    def _sql_write(self) -> AbstractAsyncContextManager[Connection]:
+        raise NotImplementedError
+
+    async def fact_scopes(self) -> list[tuple[str, str]]:
+        async with self._sql_read() as db:
+            return await fact_scopes(db)
+
+    async def facts_to_learn(self, user: str, agent: str, limit: int) -> tuple[list[tuple[int, Fact]], int]:
+        async with self._sql_read() as db:
+            return await facts_to_learn(db, fact_key(user, agent), limit)
+
+    async def learned_upto(self, user: str, agent: str, seq: int) -> None:
+        async with self._sql_write() as db:
+            await learned_upto(db, fact_key(user, agent), seq)

@@ -48,6 +48,7 @@ from mnemonite.store.sql_consolidator import ConsolidatorMethods
 from mnemonite.store.sql_graph import GraphMethods
 from mnemonite.store.sql_ids import IdMethods
 from mnemonite.store.sql_keys import KeyMethods
+from mnemonite.store.sql_learned import BuildMethods
 from mnemonite.store.sql_procedural import ProceduralMethods
 from mnemonite.store.sql_purge import EpisodePurgeMethods
 from mnemonite.store.sql_replay import ReplayMethods
@@ -109,6 +110,7 @@ class SQLiteMemoryStore(
     ScanMethods,
     SearchMethods,
     GraphMethods,
+    BuildMethods,
     IdMethods,
     WorkingMethods,
     SessionMethods,

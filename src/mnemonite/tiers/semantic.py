@@ -273,16 +273,25 @@ class SemanticTier:
         entities it names after the caller's own."""
         if not self.learn_graph or self.reader is None or fields.get("entities"):
             return None, fields  # a statement the caller links to entities is linked as told
-        try:
-            planned = await GraphLearner(self._store, self.reader).plan(user, agent, text, names)
-        except ParserUnavailableError as error:
-            log.warning("remember: the statement parser is unavailable, reading by rules alone: %s", error)
-            self.reader = None
-            return None, fields
+        planned = await self.graph_of(user, agent, text, names)
         if planned is None:
             return None, fields
         change, links = planned
         return change, {**fields, "entities": [link.model_dump() for link in links] or None}
+
+    async def graph_of(
+        self, user: str, agent: str, text: str, names: frozenset[str]
+    ) -> tuple[GraphChange, list[EntityLink]] | None:
+        """What a statement of the scope adds to its graph and the statement's links, or None: it names nothing, or
+        there is no parser (the graph is learned by the parser alone; see `mnemonite.learned_graph`)."""
+        if self.reader is None:
+            return None
+        try:
+            return await GraphLearner(self._store, self.reader).plan(user, agent, text, names)
+        except ParserUnavailableError as error:
+            log.warning("remember: the statement parser is unavailable, reading by rules alone: %s", error)
+            self.reader = None
+            return None
 
     async def _reconsider(
         self, outcome: pipeline.Outcome, text: str, neighbours: list[tuple[Fact, float]], names: frozenset[str]
