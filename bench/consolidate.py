@@ -151,12 +151,13 @@ def extraction(path: Path) -> dict[str, float]:
 
 
 async def evaluate(
-    data: list[dict[str, Any]], reader: str = "auto", extraction: str = "rules"
+    data: list[dict[str, Any]], reader: str = "auto", extraction: str = "rules", learn_graph: bool = True
 ) -> tuple[dict[str, float], dict[str, list[list[float]]]]:
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'consolidate.db'}"
         consolidator = ConsolidatorConfig(extraction=extraction)  # type: ignore[arg-type]
-        config = MemoryConfig(url=url, index_in_background=False, reader=reader, consolidator=consolidator)  # type: ignore[arg-type]
+        config = MemoryConfig(url=url, index_in_background=False, reader=reader, consolidator=consolidator,  # type: ignore[arg-type]
+                              learn_graph=learn_graph)  # fmt: skip
         async with await Memory.open(config=config) as mem:
             summary = await consolidate(data, mem)
             return summary, await retrieval(data, mem)
@@ -168,13 +169,14 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--reader", default="auto", help="MemoryConfig.reader: auto, parser or rules")
     parser.add_argument("--extraction", default="rules", help="ConsolidatorConfig.extraction: rules or parser")
+    parser.add_argument("--learn-graph", default="on", choices=("on", "off"), help="MemoryConfig.learn_graph")
     args = parser.parse_args()
     data = json.loads(args.data.read_text())[: args.conversations]
-    summary, rows = asyncio.run(evaluate(data, args.reader, args.extraction))
+    summary, rows = asyncio.run(evaluate(data, args.reader, args.extraction, args.learn_graph == "on"))
     turns = summary["turns"]
     print(
         f"LoCoMo {args.data.name}: {len(data)} conversations, {int(turns)} turns, standard phase rule-based,"
-        f" reader {args.reader}, extraction {args.extraction}\n"
+        f" reader {args.reader}, extraction {args.extraction}, graph learned {args.learn_graph}\n"
     )
     print("| statements / turn | admitted | deduplicated | superseded | pending | topic episodes | turns / s |")
     print("|---|---|---|---|---|---|---|")

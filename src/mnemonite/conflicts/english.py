@@ -232,6 +232,14 @@ ENGLISH = LocalePack(
         "OWNS": ["{source} owns {target}", "I own {target}"],
         "LOCATED_IN": ["{source} is in {target}", ""],
     },
+    relation_cues=[*"live lives lived living move moves moved moving relocate relocated relocating settled based stay"
+                   " staying from grew grow raised born work works worked working intern interning teach teaches"
+                   " taught manage manages managed join joined joining start started starting hired employed job"
+                   " position role internship study studies studied studying student enrolled attend attends attended"
+                   " member play plays played playing sing sings sang visit visits visited visiting travel travelled"
+                   " traveled trip fly flew flown went go going goes holiday vacation spent spend marry married"
+                   " engaged dating date dated own owns owned drive drives drove bought buy friends leave left leaving"
+                   " quit quitting broke split divorced".split()],
     chat_words=[*"lol lmao rofl btw tbh omg ngl imo imho fyi idk haha hahaha hehe xd xx xo smh tho fr ikr".split()],
     additive_words=["also", "too", "another", "second", "both", "additionally", "either"],
     plan_verbs=["plan", "consider", "think", "want", "hope", "wish", "dream", "intend", "aim", "debate", "wonder"],

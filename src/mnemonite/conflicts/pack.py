@@ -191,6 +191,11 @@ class LocalePack(Model):
         " lives in {target}', 'I live in {target}']; 'ROLE': ['{named} is {owner}'s {label}', '{named} is my"
         " {label}'] for a relation noun)",
     )
+    relation_cues: list[str] = Field(
+        default_factory=list,
+        description="graph: the words, as written, of the relation_words ('lived', 'moved', 'works', 'went'): a"
+        " message without one of them or of the relation_nouns states no relation and is not parsed for one",
+    )
     chat_words: list[str] = Field(
         default_factory=list,
         description="graph: words of chat that belong to no clause ('lol', 'btw'), left out before a statement is"

@@ -33,6 +33,7 @@ from mnemonite.models.consolidator import ClaimedJob, Phase, PhaseReport, TopicE
 from mnemonite.models.fact import Fact
 from mnemonite.reading import ParserUnavailableError
 from mnemonite.reading.chat import ParsedExtractor
+from mnemonite.reading.graph import may_relate
 from mnemonite.reading.graph import said as said_already
 from mnemonite.reading.graph import statements as relation_statements
 from mnemonite.scope import Scope
@@ -82,19 +83,31 @@ class Context:
             return ParsedExtractor(reader, self.statements)
         return Extractor(self.statements)
 
-    def relations(self, text: str, names: Sequence[str], speaker: str | None, extracted: Sequence[str]) -> list[str]:
-        """The relations a message states between people, pets, places and organisations that its ``extracted``
-        statements do not say, each as a statement of its own ("Anjali is my mum"), where the semantic tier learns
-        its graph (`mnemonite.reading.graph`); ``speaker``: the name of a speaker who is not the user."""
+    def relations(
+        self, texts: Sequence[str], names: Sequence[str], speakers: Sequence[str | None], extracted: Sequence[list[str]]
+    ) -> list[list[str]]:
+        """For each message, the relations it states between people, pets, places and organisations that its
+        ``extracted`` statements do not say, each as a statement of its own ("Anjali is my mum"), where the semantic
+        tier learns its graph (`mnemonite.reading.graph`); ``speakers``: the name of a speaker who is not the user.
+        Everything is parsed in one batch, the statements to remember included (they are read again from the
+        parser's cache)."""
         reader, pack = self.semantic.reader, self.semantic.locale
-        if reader is None or not self.semantic.learn_graph or not pack.relation_phrases:
-            return []
+        if reader is None or not self.semantic.learn_graph or not pack.relation_phrases or not texts:
+            return [[] for _ in texts]
+        nouns, cues = frozenset(pack.relation_nouns), frozenset(pack.relation_cues)
+        chosen = [i for i, text in enumerate(texts) if may_relate(text, nouns, cues)]  # the rest: no parse
+        found: list[list[str]] = [[] for _ in texts]
         try:
-            reading, *theirs = reader.graphs([text, *extracted], names)
+            read = reader.graphs([*(texts[i] for i in chosen), *(t for i in chosen for t in extracted[i])], names)
+            at = len(chosen)
+            for i, reading in zip(chosen, read, strict=False):
+                known = said_already(read[at : at + len(extracted[i])])
+                at += len(extracted[i])
+                found[i] = relation_statements(reading, pack.relation_nouns, pack.relation_phrases, speakers[i], known)
+            reader.graphs([text for more in found for text in more], names)
         except ParserUnavailableError:
-            return []  # the tier warns once and reads by rules from then on
-        known = said_already(theirs)
-        return relation_statements(reading, pack.relation_nouns, pack.relation_phrases, speaker, known)
+            return [[] for _ in texts]  # the tier warns once and reads by rules from then on
+        return found
 
 
 @dataclass
@@ -249,22 +262,26 @@ async def _statements(
 
 
 def _rule_statements(ctx: Context, turns: Sequence[Turn], user: str, names: Sequence[str]) -> dict[str, list[str]]:
-    """Statements per message id, read in order; an assistant's messages are read for their questions only."""
+    """Statements per message id, read in order; an assistant's messages are read for their questions only. The
+    relations a message states that its statements do not say are added (`Context.relations`)."""
     extractor = ctx.extractor()
     planned: dict[str, list[str]] = {}
+    speakers: dict[str, str | None] = {}
     for turn in turns:
         if is_machine(turn):
             extractor.hear(turn.content, speaker=turn.speaker)
             continue
         about_user = is_user(turn.speaker, user, names)
-        found = [statement.text for statement in extractor.extract(turn.content, speaker=turn.speaker,
-                                                                    about_user=about_user)]  # fmt: skip
-        said = {text.casefold() for text in found}
-        speaker = None if about_user else turn.speaker
-        found += [text for text in ctx.relations(turn.content, names, speaker, found) if text.casefold() not in said]
-        if found:
-            planned[turn.id] = found
-    return planned
+        found = extractor.extract(turn.content, speaker=turn.speaker, about_user=about_user)
+        planned[turn.id] = [statement.text for statement in found]
+        speakers[turn.id] = None if about_user else turn.speaker
+    people = [turn for turn in turns if turn.id in speakers]
+    related = ctx.relations([t.content for t in people], names, [speakers[t.id] for t in people],
+                            [planned[t.id] for t in people])  # fmt: skip
+    for turn, more in zip(people, related, strict=True):
+        said = {text.casefold() for text in planned[turn.id]}
+        planned[turn.id] += [text for text in more if text.casefold() not in said]
+    return {turn_id: found for turn_id, found in planned.items() if found}
 
 
 def _extract_prompt(turns: Sequence[Turn], job: ClaimedJob, names: Sequence[str]) -> str:

@@ -13,6 +13,7 @@ knows in that role, if any. A clause that ends a relation ("I quit my job at Acm
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -78,6 +79,35 @@ class GraphReading:
     mentions: tuple[Mention, ...] = ()
     links: tuple[Link, ...] = ()
     about: int | None = None
+
+
+_WORD = re.compile(r"[^\W\d_][\w'-]*|[.!?]")
+_I = frozenset({"I", "I'm", "I've", "I'll", "I'd"})
+
+
+def may_relate(text: str, nouns: frozenset[str], cues: frozenset[str]) -> bool:
+    """Whether a message may state a relation, before it is parsed: it has a relation noun ("sister"), or a word
+    of a relation ("lives", "works", "from") and a name: a capitalised word inside a sentence, or any word of a
+    message written in lower case, as people chat."""
+    words = _WORD.findall(text)
+    lowered = [w.lower() for w in words]
+    if any(w in nouns for w in lowered):
+        return True
+    if not any(w in cues for w in lowered):
+        return False
+    if not any(ch.isupper() for w in words if w not in _I for ch in w[1:]) and not any(
+        w[:1].isupper() for w in words[1:] if w not in _I
+    ):
+        return True  # no capitals: names are written in lower case too
+    start = True
+    for word in words:
+        if word in ".!?":
+            start = True
+            continue
+        if word[:1].isupper() and not start and word not in _I:
+            return True
+        start = False
+    return False
 
 
 def said(readings: Iterable[GraphReading]) -> set[tuple[str, str, str]]:
