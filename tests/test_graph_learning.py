@@ -231,3 +231,20 @@ def test_graph_build_from_the_command_line(tmp_path: Path) -> None:
     walk = runner.invoke(app, ["graph", "neighbors", "Ana", "-u", "maya", "--db", str(path)])
     assert "SIBLING_OF" in walk.stdout and "Porto" in walk.stdout
     assert runner.invoke(app, ["graph", "build", "-a", "x", "--db", str(path)]).exit_code != 0
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("my sister is visiting", True),  # a relation noun
+        ("I moved to Lisbon last year", True),  # a word of a relation and a name
+        ("grew up in valencia", True),  # written in lower case: names may be too
+        ("I went to the gym and it was great", False),  # a word of a relation, no name
+        ("Hey Mel! Good to see you!", False),  # a name, no word of a relation
+    ],
+)
+def test_only_messages_that_may_state_a_relation_are_parsed_for_one(text: str, parsed: bool) -> None:
+    from mnemonite.reading.graph import may_relate
+
+    pack = READER.pack
+    assert may_relate(text, frozenset(pack.relation_nouns), frozenset(pack.relation_cues)) is parsed

@@ -95,10 +95,8 @@ def may_relate(text: str, nouns: frozenset[str], cues: frozenset[str]) -> bool:
         return True
     if not any(w in cues for w in lowered):
         return False
-    if not any(ch.isupper() for w in words if w not in _I for ch in w[1:]) and not any(
-        w[:1].isupper() for w in words[1:] if w not in _I
-    ):
-        return True  # no capitals: names are written in lower case too
+    if words and words[0][:1].islower():
+        return True  # written in lower case, as people chat: names may be too
     start = True
     for word in words:
         if word in ".!?":

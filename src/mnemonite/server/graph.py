@@ -74,6 +74,7 @@ class EdgesQuery(Model):
 
     end: Literal["out", "in"] = "out"
     limit: int = Field(default=100, ge=1, le=10_000)
+    ended: bool = False  # edges that ended too (learned from a fact since replaced or forgotten)
 
 
 class DecayBody(ScopeFields):
@@ -101,6 +102,7 @@ class WalkQuery(Model):
     direction: Direction = "both"
     depth: int = Field(default=1, ge=1, le=MAX_DEPTH)
     limit: int = Field(default=100, ge=1, le=10_000)
+    ended: bool = False  # edges that ended too (learned from a fact since replaced or forgotten)
 
 
 class EdgeBody(ScopeFields):
@@ -192,11 +194,11 @@ async def entity_by_name(call: Call[NameQuery]) -> Entity:
 
 
 async def edges(call: Call[EdgesQuery]) -> list[Edge]:
-    """The edges leaving or arriving at an entity, oldest first."""
+    """The edges leaving or arriving at an entity that hold (``ended``: those that ended too), oldest first."""
     found = await call.who.entity(call.mem, call.ids["entity_id"])
     if call.body.end == "out":
-        return await call.mem.graph.edges_from(found.id, limit=call.body.limit)
-    return await call.mem.graph.edges_to(found.id, limit=call.body.limit)
+        return await call.mem.graph.edges_from(found.id, limit=call.body.limit, ended=call.body.ended)
+    return await call.mem.graph.edges_to(found.id, limit=call.body.limit, ended=call.body.ended)
 
 
 async def decay(call: Call[DecayBody]) -> Count:
@@ -230,11 +232,11 @@ async def delete_entity(call: Call[None]) -> Removed:
 
 
 async def neighbors(call: Call[WalkQuery]) -> list[Edge]:
-    """The edges within ``depth`` hops of an entity, nearest first."""
+    """The edges within ``depth`` hops of an entity that hold (``ended``: those that ended too), nearest first."""
     found = await call.who.entity(call.mem, call.ids["entity_id"])
     q = call.body
     return await call.mem.graph.neighbors(
-        found.id, relation=q.relation, direction=q.direction, depth=q.depth, limit=q.limit
+        found.id, relation=q.relation, direction=q.direction, depth=q.depth, limit=q.limit, ended=q.ended
     )
 
 
