@@ -274,12 +274,14 @@ class _Builder:
             found = self._add(Mention(user=True, kind=PERSON, sure=True))
         elif word in _HE_SHE and token.pos_ == "PRON":
             found = self._pronoun(token)
-        elif self._relation_of(token) is not None and token.pos_ == "NOUN":
+        elif self._relation_of(token) is not None:
             found = self._relation(token)
         else:
             name = self._name(token)
             if name is not None:
                 text, kind = name
+                if not kind and token.dep_ in ("nsubj", "nsubjpass") and token.head.pos_ in ("VERB", "AUX"):
+                    kind = PERSON  # a name that does something: most often someone (a guess a relation may correct)
                 found = self._add(Mention(user=True, kind=PERSON, sure=True) if text.lower() in self.names
                                   else Mention(name=text, kind=kind))  # fmt: skip
         self.at[token.i] = found
@@ -341,8 +343,8 @@ class _Builder:
     # -- relation nouns: "my sister Ana", "Kofi is my boyfriend", "a cat called Miso" ---------------
 
     def _relation_of(self, token: Any) -> str | None:
-        if token.pos_ != "NOUN":
-            return None
+        if token.pos_ != "NOUN" and not (token.pos_ == "PROPN" and token.ent_type_ != "PERSON"):
+            return None  # "Dad (Marek)": a relation noun the tagger took for a name
         return self.nouns.get(token.lemma_.lower()) or self.nouns.get(token.lower_)
 
     def _relation(self, noun: Any) -> int | None:
@@ -388,7 +390,7 @@ class _Builder:
     def _named(self, noun: Any) -> list[Any]:
         """The names a relation noun gives: "my sister Ana", "Ana, my sister", "a cat called Miso", "Kofi is my
         boyfriend", "my boyfriend is Kofi", "Ana's kids Rui and Bea"."""
-        found = _beside(noun)
+        found = _beside(noun) or self._bracketed(noun)
         if not found and noun.i + 1 < len(noun.doc):
             after = noun.doc[noun.i + 1]
             if after.pos_ == "PROPN" and after.text[:1].isupper():  # "my bf Kofi" parsed apart
@@ -403,6 +405,33 @@ class _Builder:
         elif head.lemma_ == "be" and noun.dep_ == "nsubj":
             found += [c for c in head.children if c.dep_ == "attr" and c.pos_ == "PROPN"]
         return list(dict.fromkeys(found))
+
+    def _bracketed(self, noun: Any) -> list[Any]:
+        """ "dad (marek)", "mum and dad (anjali and rakesh, married 40 yrs)": the names in brackets after a relation
+        noun or a list of them, one per noun in order (all of them for one noun: "my kids (rui and bea)")."""
+        group = [noun.head, *_conjuncts(noun.head)] if noun.dep_ == "conj" else [noun, *_conjuncts(noun)]
+        group = [t for t in group if self._relation_of(t) is not None]
+        doc, last = noun.doc, max(t.i for t in group) if group else noun.i
+        if last + 1 >= len(doc) or doc[last + 1].text != "(":
+            return []
+        names = []
+        for token in doc[last + 2 :]:
+            if token.text in (")", ",", ";", ":"):
+                break
+            if self._name(token) is not None:
+                names.append(token)
+        if len(group) == 1:
+            return names
+        return [names[group.index(noun)]] if len(names) == len(group) and noun in group else []
+
+    def _group(self, token: Any) -> list[int]:
+        """ "they": the last people named together before it ("mum and dad (anjali and rakesh) ... they live")."""
+        for head in reversed([t for t in token.doc[: token.i] if t.dep_ != "conj" and _conjuncts(t)]):
+            people = [self._who(t) for t in (head, *_conjuncts(head))]
+            found = [p for p in people if p is not None and not self.mentions[p].user]
+            if len(found) >= 2 and all(self.mentions[p].kind in (PERSON, "") for p in found):
+                return found
+        return []
 
     # -- verbs and nouns of relations: "lives in Porto", "a job at Spotify", "quit Acme" --------------
 
@@ -436,7 +465,7 @@ class _Builder:
             and lemma == "be"
             and not any(c.dep_ == "prep" and c.lower_ == "from" for c in token.children)
         ):
-            table = {k: v for k, v in table.items() if k != "in" or _based(token)}  # "is in Lisbon", not "is in a band"
+            table = {k: v for k, v in table.items() if k != "in" or self._in_place(token)}  # not "is in a band"
         return table
 
     def _subjects(self, token: Any) -> list[int]:
@@ -453,6 +482,8 @@ class _Builder:
         current = token
         for _ in range(4):
             subjects = [c for c in current.children if c.dep_ in ("nsubj", "nsubjpass")]
+            if len(subjects) == 1 and subjects[0].lower_ == "they":
+                return self._group(subjects[0])
             if subjects:
                 who = [self._who(s) for s in [*subjects, *(c for s in subjects for c in _conjuncts(s))]]
                 return [f for f in dict.fromkeys(who) if f is not None]
@@ -505,6 +536,13 @@ class _Builder:
         if _group(token) and "MEMBER_OF" in options:
             return "MEMBER_OF"
         return next((o for o in options if ENDS[o][1] == kind), None)
+
+    def _in_place(self, token: Any) -> bool:
+        """ "is in Lisbon", "they've been in dubai": a copula whose "in" names a place (by name, not "in a band")."""
+        places = [g for c in token.children if c.dep_ == "prep" and c.lower_ == "in" for g in c.children
+                  if g.dep_ == "pobj"]  # fmt: skip
+        return any(self._name(g) is not None and (g.ent_type_ in ("GPE", "LOC", "FAC", "") or g.pos_ == "PROPN")
+                   for g in places)  # fmt: skip
 
     def _with(self, token: Any) -> list[int]:
         """The people a verb says its subject did it with ("lives in Porto with her husband Leo")."""
@@ -592,13 +630,23 @@ def truecased(
         subject = token.dep_ in ("nsubj", "nsubjpass", "attr", "acomp", "dobj", "pobj", "conj", "appos", "npadvmod")
         placed = token.dep_ == "pobj" and _place_slot(token.head, words)
         tagged = token.pos_ == "PROPN" and subject and text not in common  # the tagger took it for a name
-        named = (after_relation or beside) and (unknown or token.pos_ == "PROPN")
+        named = (after_relation or beside or _in_brackets_after(token, nouns)) and (unknown or token.pos_ == "PROPN")
         alone = subject and unknown and token.pos_ in ("PROPN", "NOUN", "ADJ")
         if named or alone or (placed and text not in common) or tagged or called:
             marked.add(token.i)
     if not marked:
         return None
     return "".join((t.text[:1].upper() + t.text[1:] if t.i in marked else t.text) + t.whitespace_ for t in doc)
+
+
+def _in_brackets_after(token: Any, nouns: Mapping[str, str]) -> bool:
+    """In brackets right after a relation noun, before a comma: "mum and dad (anjali and rakesh, married ...)"."""
+    for before in reversed(token.doc[: token.i]):
+        if before.text in (")", ",", ";", ":"):
+            return False
+        if before.text == "(":
+            return before.i > 0 and token.doc[before.i - 1].lower_ in nouns
+    return False
 
 
 def _place_slot(prep: Any, words: Mapping[str, Mapping[str, str]]) -> bool:
@@ -658,15 +706,6 @@ def _objects(token: Any) -> list[tuple[str, Any]]:
         elif child.dep_ == "agent":
             found += [("by", g) for g in child.children if g.dep_ == "pobj"]
     return found
-
-
-def _based(token: Any) -> bool:
-    """ "is based in", "are in Lisbon now": a copula whose preposition says where someone is."""
-    return (
-        any(c.dep_ == "prep" and c.lower_ == "in" for c in token.children)
-        and token.dep_ == "ROOT"
-        and any(c.dep_ == "nsubj" and c.pos_ in ("PROPN", "PRON") for c in token.children)
-    )
 
 
 def _group(token: Any) -> bool:

@@ -117,6 +117,15 @@ async def open_edges(
             " AND target_id = ?",
             (start, stamp, edge.relation, source, target),
         )
+        if source != target:  # never said to hold before: it held until now, since a time nobody said
+            await db.execute(
+                "INSERT INTO edges (id, scope_key, user_id, agent_id, source_id, target_id, relation, properties,"
+                " created_at, updated_at, fact_id, valid_from, valid_to)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)"
+                " ON CONFLICT (source_id, target_id, relation) DO NOTHING",
+                (new_id(), scope_key, scope[0], scope[1], source, target, edge.relation,
+                 dumps({"as": edge.label} if edge.label else {}), stamp, stamp, fact_id, start),
+            )  # fmt: skip
     for edge in change.edges:
         source, target = ids.get(edge.source, edge.source), ids.get(edge.target, edge.target)
         if source == target:
