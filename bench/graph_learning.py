@@ -73,7 +73,7 @@ async def build(mem: Memory, chat: dict[str, Any]) -> tuple[list[Any], list[Any]
     await mem.consolidator.run("standard")
     scope = Scope(user=user, agent=AGENT)
     entities, _ = await mem.graph.entities(scope, limit=10_000)
-    edges = [edge for entity in entities for edge in await mem.graph.edges_from(entity.id)]
+    edges = [edge for entity in entities for edge in await mem.graph.edges_from(entity.id, ended=True)]
     return entities, edges
 
 

@@ -201,6 +201,8 @@ ENGLISH = LocalePack(
         "employ": {"by": "WORKS_AT", "at": "WORKS_AT"},
         "job": {"at": "WORKS_AT", "with": "WORKS_AT", "for": "WORKS_AT"}, "position": {"at": "WORKS_AT"},
         "role": {"at": "WORKS_AT"}, "internship": {"at": "WORKS_AT", "with": "WORKS_AT"},
+        "postdoc": {"at": "WORKS_AT"}, "placement": {"at": "WORKS_AT", "with": "WORKS_AT"},
+        "residency": {"at": "WORKS_AT"}, "fellowship": {"at": "WORKS_AT"}, "shift": {"at": "WORKS_AT"},
         "study": {"at": "STUDIES_AT", "": "STUDIES_AT"}, "student": {"at": "STUDIES_AT"},
         "enrol": {"at": "STUDIES_AT", "in": "STUDIES_AT"}, "enroll": {"at": "STUDIES_AT", "in": "STUDIES_AT"},
         "attend": {"": "STUDIES_AT"}, "member": {"of": "MEMBER_OF"}, "play": {"for": "MEMBER_OF", "in": "MEMBER_OF"},

@@ -441,6 +441,10 @@ class _Builder:
         if not table or not subjects:
             return
         ended = self._ends(token, token.lemma_.lower())
+        together = [r for k, r in table.items() if k in ("", "with") and r in SYMMETRIC]
+        alone = not any(prep in ("", "with") for prep, _ in _objects(token))
+        if together and len(subjects) >= 2 and alone:  # "liam and i broke up", "Ana and Leo got married"
+            self.links.append(Link(subjects[0], together[0], subjects[1], "", ended))
         for prep, target in _objects(token):
             relation, gone = table.get(prep), ended
             if relation is None and prep == "from" and table.get("to") == "LIVES_IN":
@@ -454,7 +458,15 @@ class _Builder:
                 self.links += [Link(companion, chosen, index, "", gone) for companion in self._with(token)]
 
     def _table(self, token: Any) -> Mapping[str, str] | None:
-        """The relations a verb or noun says with each preposition after it (the pack's ``relation_words``)."""
+        """The relations a verb or noun says with each preposition after it (the pack's ``relation_words``); a
+        noun of what someone is ("a nurse at St Mary's", "a junior doctor at Leeds General") works where it is."""
+        if (
+            token.pos_ == "NOUN"
+            and token.dep_ == "attr"
+            and token.head.lemma_ == "be"
+            and token.lemma_ not in self.nouns
+        ):
+            return self.words.get(token.lemma_.lower()) or {"at": "WORKS_AT", "for": "WORKS_AT"}
         if token.pos_ not in ("VERB", "AUX", "NOUN"):
             return None
         lemma = token.lemma_.lower()
@@ -627,10 +639,12 @@ def truecased(
         if not after_relation and any(c.dep_ in ("det", "poss") or c.lower_ in ("a", "an", "the") for c in token.lefts):
             continue
         beside = token.dep_ in ("conj", "appos") and (token.head.i in marked or token.head.text[:1].isupper())
-        subject = token.dep_ in ("nsubj", "nsubjpass", "attr", "acomp", "dobj", "pobj", "conj", "appos", "npadvmod")
+        subject = token.dep_ in ("nsubj", "nsubjpass", "attr", "acomp", "dobj", "pobj", "conj", "appos", "npadvmod",
+                                 "ROOT")  # fmt: skip
         placed = token.dep_ == "pobj" and _place_slot(token.head, words)
         tagged = token.pos_ == "PROPN" and subject and text not in common  # the tagger took it for a name
-        named = (after_relation or beside or _in_brackets_after(token, nouns)) and (unknown or token.pos_ == "PROPN")
+        slot = after_relation or beside or _in_brackets_after(token, nouns)
+        named = slot and (unknown or token.pos_ in ("PROPN", "NOUN"))  # "my dog biscuit", "her grandson mike"
         alone = subject and unknown and token.pos_ in ("PROPN", "NOUN", "ADJ")
         if named or alone or (placed and text not in common) or tagged or called:
             marked.add(token.i)
@@ -695,6 +709,7 @@ def _objects(token: Any) -> list[tuple[str, Any]]:
         if child.dep_ == "prep":
             for pobj in (g for g in child.children if g.dep_ == "pobj"):
                 found += [(child.lower_, g) for g in (pobj, *_conjuncts(pobj))]
+                found += [(child.lower_, g) for g in pobj.children if g.dep_ == "appos"]  # "a team, the Kickers"
                 found += [(c.lower_, g) for c in pobj.children if c.dep_ == "prep" and c.lower_ == "to"
                           for g in c.children if g.dep_ == "pobj"]  # fmt: skip
         elif child.dep_ in ("dobj", "attr", "oprd") and token.lemma_ != "be":
