@@ -46,6 +46,7 @@ EXPORTS = {
     "Reranker", "SearchOptions", "ConflictDecision", "ConflictJudge", "ConflictThresholds", "JudgeVerdict",
     "LocalePack", "OpenAIJudge", "PurgeRecord", "define_locale_pack", "BudgetConfig", "Edge", "Entity",
     "EntityConflictError", "EntityContext", "EntityLink", "GraphMemory", "GraphStats", "RecallOptions",
+    "GraphBuildReport", "GraphChange", "LinkDelta",
     "SalienceConfig", "ScoredFact", "TokenCounter", "allocate_memory_budget", "boost_salience", "combine_scores",
     "compute_salience", "rank_by_salience", "StoreUnavailableError", "AmbiguousIdError", "DatabaseNotFoundError",
     "NotADatabaseError",

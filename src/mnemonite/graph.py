@@ -22,6 +22,7 @@ import orjson
 from mnemonite._time import utcnow
 from mnemonite.errors import InvalidInputError, NotFoundError
 from mnemonite.inputs import checked
+from mnemonite.learned_graph import GraphLearner
 from mnemonite.models import AddDelta, Fact
 from mnemonite.models.base import new_id
 from mnemonite.models.conflict import ConflictDecision
@@ -416,7 +417,7 @@ class GraphMemory:
             names = frozenset(await self._semantic.names(Scope(user=user, agent=agent)))
             while facts := (await self._store.facts_to_learn(user, agent, batch))[0]:
                 for _, fact in facts:
-                    report = await self._learn(fact, user, agent, names, report)
+                    report = await self._learn(reader, fact, (user, agent), names, report)
                     if progress is not None:
                         progress(report.facts_read, report.facts_to_read)
                 await self._store.learned_upto(user, agent, facts[-1][0])
@@ -425,9 +426,11 @@ class GraphMemory:
         return report
 
     async def _learn(
-        self, fact: Fact, user: str, agent: str, names: frozenset[str], report: GraphBuildReport
-    ) -> GraphBuildReport:
-        planned = None if fact.entities else await self._semantic.graph_of(user, agent, fact.text, names)
+        self, reader: StatementReader, fact: Fact, scope: tuple[str, str], names: frozenset[str],
+        report: GraphBuildReport,
+    ) -> GraphBuildReport:  # fmt: skip
+        user, agent = scope
+        planned = None if fact.entities else await GraphLearner(self._store, reader).plan(user, agent, fact.text, names)
         read = report.facts_read + 1
         if planned is None:
             return report.model_copy(update={"facts_read": read})

@@ -273,13 +273,13 @@ class SemanticTier:
         entities it names after the caller's own."""
         if not self.learn_graph or self.reader is None or fields.get("entities"):
             return None, fields  # a statement the caller links to entities is linked as told
-        planned = await self.graph_of(user, agent, text, names)
+        planned = await self._graph_of(user, agent, text, names)
         if planned is None:
             return None, fields
         change, links = planned
         return change, {**fields, "entities": [link.model_dump() for link in links] or None}
 
-    async def graph_of(
+    async def _graph_of(
         self, user: str, agent: str, text: str, names: frozenset[str]
     ) -> tuple[GraphChange, list[EntityLink]] | None:
         """What a statement of the scope adds to its graph and the statement's links, or None: it names nothing, or
