@@ -77,7 +77,7 @@ REMEMBERED = (
     "sam is allergic to   PEANUTS",
     "Sam's favourite colour is green",
     "Sam's favourite colour is now orange",
-    "Sam's sister lives in Porto",
+    "Sam's sister Ana lives in Porto",
 )
 
 
