@@ -248,3 +248,24 @@ def test_only_messages_that_may_state_a_relation_are_parsed_for_one(text: str, p
 
     pack = READER.pack
     assert may_relate(text, frozenset(pack.relation_nouns), frozenset(pack.relation_cues)) is parsed
+
+
+async def test_a_pending_fact_holds_its_edges_once_approved(mem_on_both: Memory) -> None:
+    from mnemonite.models import AddDelta
+    from mnemonite.models.conflict import JudgeVerdict
+    from mnemonite.models.deltas import GraphChange, LearnedEdge, LearnedEntity
+
+    change = GraphChange(entities=[LearnedEntity(id="me", name="Maya", entity_type="person"),
+                                   LearnedEntity(id="city", name="Lyon", entity_type="place")],
+                         edges=[LearnedEdge(source="me", target="city", relation="LIVES_IN")])  # fmt: skip
+    payload = {"text": "I live in Lyon", "user": "maya", "agent": "a", "status": "pending",
+               "entities": [{"entity_id": "me", "role": "about"}]}  # fmt: skip
+    [record] = await mem_on_both.semantic.apply_deltas([AddDelta(
+        fact_payload=payload, source_episode_ids=[], promotion_ts=datetime.now(UTC), rule_id="t", confidence=1.0,
+        graph=change)])  # fmt: skip
+    assert record.fact_id is not None
+    me = await mem_on_both.graph.entity(MAYA, "Maya")
+    assert await mem_on_both.graph.edges_from(me.id, ended=True) == []  # pending: not believed yet
+    await mem_on_both.semantic.decide_pending(record.fact_id, JudgeVerdict(kind="admit", reason="checked"))
+    [home] = await mem_on_both.graph.edges_from(me.id)
+    assert (home.relation, home.fact_id, home.current) == ("LIVES_IN", record.fact_id, True)

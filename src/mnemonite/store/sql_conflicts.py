@@ -173,6 +173,7 @@ async def resolve_pending(db: Connection, pending: Fact, verdict: JudgeVerdict, 
         fact_id = matched[0]
     else:
         await db.execute("UPDATE facts SET status = 'active' WHERE id = ?", (pending.id,))
+        await sql_learned.open_approved(db, pending, now)
     decision = ConflictDecision(
         kind=verdict.kind, stage="judge", reason=verdict.reason or f"judge: {verdict.kind}", fact_id=fact_id,
         matched_ids=matched, user=pending.user, agent=pending.agent, candidate_text=pending.text, decided_at=now,

@@ -149,6 +149,22 @@ async def open_edges(
     )
 
 
+async def open_approved(db: Connection, fact: Fact, now: datetime) -> None:
+    """A pending fact a judge or a person approved holds now: the edges its delta planned open from its world time."""
+    cursor = await db.execute(
+        "SELECT body FROM delta_log WHERE fact_id = ? AND kind IN ('add', 'update') ORDER BY seq DESC LIMIT 1",
+        (fact.id,),
+    )
+    row = await cursor.fetchone()
+    graph = orjson.loads(row[0]).get("graph") if row is not None else None
+    if not graph:
+        return
+    change = GraphChange.model_validate(graph)
+    key = fact_key(fact.user, fact.agent)
+    ids = await make_entities(db, change, (fact.user, fact.agent), key, fact.id, now)  # the names: their ids now
+    await open_edges(db, change, ids, (fact.user, fact.agent), key, fact.id, fact.valid_from, now)
+
+
 async def end_edges(db: Connection, fact_ids: Sequence[str], world_end: datetime, now: datetime) -> None:
     """The edges the closed facts held stop holding at the world time the facts did."""
     if not fact_ids:
