@@ -269,3 +269,64 @@ async def test_a_pending_fact_holds_its_edges_once_approved(mem_on_both: Memory)
     await mem_on_both.semantic.decide_pending(record.fact_id, JudgeVerdict(kind="admit", reason="checked"))
     [home] = await mem_on_both.graph.edges_from(me.id)
     assert (home.relation, home.fact_id, home.current) == ("LIVES_IN", record.fact_id, True)
+
+
+async def test_a_move_keeps_the_husband_and_a_hand_made_edge_stays_hand_made(mem_on_both: Memory) -> None:
+    await mem_on_both.semantic.remember(MAYA, "I live in Porto with my husband Leo")
+    await mem_on_both.semantic.remember(MAYA, "I moved to Lisbon")
+    assert ("PARTNER_OF", "Maya", True) in (await _graph(mem_on_both))["Leo"][1]  # not ended by the move
+    ana = await mem_on_both.graph.create_entity(MAYA, name="Ana", entity_type="person")
+    porto = await mem_on_both.graph.entity(MAYA, "Porto")
+    made = await mem_on_both.graph.relate(MAYA, source=ana.id, target=porto.id, relation="LIVES_IN")
+    fact = await mem_on_both.semantic.remember(MAYA, "Ana lives in Porto")
+    await mem_on_both.semantic.purge(fact.id, reason="asked to")
+    [kept] = await mem_on_both.graph.edges_from(ana.id)
+    assert (kept.id, kept.fact_id, kept.current) == (made.id, None, True)  # related by hand: no fact ends it
+
+
+async def test_an_explicit_supersede_reads_the_new_text_and_an_older_statement_stays_in_the_past(
+    mem_on_both: Memory,
+) -> None:
+    old = await mem_on_both.semantic.remember(MAYA, "My sister Ana lives in Porto")
+    await mem_on_both.semantic.supersede(old.id, "My sister Ana lives in Lisbon")
+    assert (await _graph(mem_on_both))["Ana"][1] == {
+        ("SIBLING_OF", "Maya", True), ("LIVES_IN", "Porto", False), ("LIVES_IN", "Lisbon", True)}  # fmt: skip
+    await mem_on_both.semantic.remember(MAYA, "I moved to York")
+    await mem_on_both.semantic.remember(MAYA, "I lived in Leeds", valid_from=datetime(2020, 1, 1, tzinfo=UTC))
+    assert {e for e in (await _graph(mem_on_both))["Maya"][1] if e[0] == "LIVES_IN"} == {
+        ("LIVES_IN", "York", True), ("LIVES_IN", "Leeds", False)}  # fmt: skip
+
+
+async def test_secrets_long_names_and_purges_leave_no_name_in_the_graph(mem_on_both: Memory) -> None:
+    await mem_on_both.semantic.remember(MAYA, "My brother Tomas lives in Porto", sensitivity="secret")
+    assert (await mem_on_both.graph.entities(MAYA))[1] == 0
+    fact = await mem_on_both.semantic.remember(MAYA, "I work at " + " ".join(["ACME"] * 150))
+    assert fact.status == "active"  # written; the graph skips a "name" no name is as long as
+    a = await mem_on_both.semantic.remember(MAYA, "My sister Ana lives in Braga")
+    b = await mem_on_both.semantic.remember(MAYA, "Ana lives in Braga with her dog Rex")
+    await mem_on_both.semantic.purge(a.id, reason="asked to")
+    await mem_on_both.semantic.purge(b.id, reason="asked to")
+    assert not {"Ana", "Braga", "Rex"} & set(await _graph(mem_on_both))
+
+
+async def test_an_entity_typed_by_hand_keeps_its_type(mem_on_both: Memory) -> None:
+    await mem_on_both.semantic.remember(MAYA, "Jordan likes tea")
+    jordan = await mem_on_both.graph.entity(MAYA, "Jordan")
+    await mem_on_both.graph.update_entity(jordan.id, entity_type="person")
+    await mem_on_both.semantic.remember(MAYA, "I visited Jordan")
+    assert (await mem_on_both.graph.get_entity(jordan.id)).entity_type == "person"
+
+
+async def test_edges_never_cross_scopes(mem_on_both: Memory) -> None:
+    from mnemonite import DeltaValidationError
+    from mnemonite.models import AddDelta
+    from mnemonite.models.deltas import GraphChange, LearnedEdge
+
+    theirs = await mem_on_both.graph.create_entity(Scope(user="tom", agent="a"), name="Acme", entity_type="org")
+    mine = await mem_on_both.graph.create_entity(MAYA, name="Maya", entity_type="person")
+    change = GraphChange(edges=[LearnedEdge(source=mine.id, target=theirs.id, relation="WORKS_AT")])
+    delta = AddDelta(fact_payload={"text": "I work at Acme", "user": "maya", "agent": "a"}, source_episode_ids=[],
+                     promotion_ts=datetime.now(UTC), rule_id="t", confidence=1.0, graph=change)  # fmt: skip
+    with pytest.raises(DeltaValidationError):
+        await mem_on_both.semantic.apply_deltas([delta])
+    assert await mem_on_both.semantic.facts(MAYA) == []

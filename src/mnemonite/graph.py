@@ -166,6 +166,8 @@ class GraphMemory:
             "updated_at": utcnow(),
             "learned_from": None,
         }  # edited by hand: a purge of the fact it was learned from leaves it
+        if "guessed" in data["properties"]:  # typed by hand now: no relation retypes it
+            data["properties"] = {k: v for k, v in data["properties"].items() if k != "guessed"}
         updated = Entity.model_validate(data)
         await self._store.update_entity(updated)
         return updated
@@ -409,7 +411,6 @@ class GraphMemory:
             raise InvalidInputError("batch must be an integer in 1..10000")
         reader = self._semantic.reader or StatementReader(self._semantic.locale)
         reader.load()  # ParserUnavailableError naming the extra, before anything is read
-        self._semantic.reader = reader
         scopes = [fact_scope(scope)] if scope is not None else await self._store.fact_scopes()
         totals = [(await self._store.facts_to_learn(user, agent, 1))[1] for user, agent in scopes]
         report = GraphBuildReport(scopes=len(scopes), facts_to_read=sum(totals))

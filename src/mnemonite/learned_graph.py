@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from mnemonite.store.base import Store
 
 SELF = "self"  # the property that marks the scope's own entity
+MAX_NAME = 200
 _EDGES = 200
 
 
@@ -122,6 +123,11 @@ class _Plan:
         return self._new(name, PERSON, self_entity=True)
 
     async def _named(self, index: int, mention: Mention) -> str | None:
+        if len(mention.name) > MAX_NAME:
+            return None  # no name is that long: a list or a paste read as one
+        return await self._named_entity(index, mention)
+
+    async def _named_entity(self, index: int, mention: Mention) -> str | None:
         kind = mention.kind
         held = await self.store.entity_by_name(self.user, self.agent, mention.name)
         if held is None:

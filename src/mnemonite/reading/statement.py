@@ -128,16 +128,18 @@ class StatementReader:
         """Every text's clauses, parsed in one batch (what was read before comes from the cache)."""
         known = frozenset(names)
         with self._lock:  # read from worker threads: one parse at a time, the caches consistent
+            held = {t: self._cache[(t, known)] for t in texts if (t, known) in self._cache}  # before any eviction
             fresh = self._parse_missing(texts, known, self._cache)
-            return [fresh[t][0] if t in fresh else self._cache[(t, known)] for t in texts]
+            return [fresh[t][0] if t in fresh else held[t] for t in texts]
 
     def graphs(self, texts: Sequence[str], names: Iterable[str] = ()) -> list[GraphReading]:
         """Every text's people, pets, places and organisations and the relations it states between them
         (`mnemonite.reading.graph`), parsed in one batch (what was read before comes from the cache)."""
         known = frozenset(names)
         with self._lock:
+            held = {t: self._graphs[(t, known)] for t in texts if (t, known) in self._graphs}  # before any eviction
             fresh = self._parse_missing(texts, known, self._graphs)
-            return [fresh[t][1] if t in fresh else self._graphs[(t, known)] for t in texts]
+            return [fresh[t][1] if t in fresh else held[t] for t in texts]
 
     def _parse_missing(
         self, texts: Sequence[str], known: frozenset[str], cache: OrderedDict[Any, Any]

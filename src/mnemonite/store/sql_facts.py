@@ -257,8 +257,6 @@ async def _insert_fact(
         promotion_ts=delta.promotion_ts,
         **fields,
     )
-    if closes:
-        await close_facts(db, closes, status="superseded", world_end=valid_from, now=now)
     key = fact_key(*scope)
     learned: dict[str, str] = {}
     if delta.graph is not None:  # the entities it names first, so that the fact can link to them
@@ -266,6 +264,12 @@ async def _insert_fact(
         links = [link.model_copy(update={"entity_id": learned.get(link.entity_id, link.entity_id)})
                  for link in fact.entities]  # fmt: skip
         fact = fact.model_copy(update={"entities": list(dict.fromkeys(links))})
+        ends = [learned.get(i, i) for e in (*delta.graph.edges, *delta.graph.ends) for i in (e.source, e.target)]
+        await _check_entities(db, key, ends)  # an edge joins entities of the fact's own scope
+    if closes:
+        if fact.status == "active":
+            await sql_learned.carry_edges(db, closes, delta.graph, learned, fact.id)
+        await close_facts(db, closes, status="superseded", world_end=valid_from, now=now)
     await _check_entities(db, key, [link.entity_id for link in fact.entities])
     await db.execute(FACT_INSERT if is_postgres(db) else _SQLITE_FACT_INSERT, fact_values(fact, key))
     await db.executemany(
@@ -297,6 +301,12 @@ async def _link_fact(db: Connection, delta: LinkDelta, now: datetime) -> str:
         raise DeltaValidationError(f"delta {delta.delta_id}: no fact with id {delta.fact_id!r} to link")
     key, scope, valid_from, status, closed, held = row[0], (row[1], row[2]), from_text(row[3]), row[4], row[5], row[6]
     ids = await sql_learned.make_entities(db, delta.graph, scope, key, delta.fact_id, now) if delta.graph else {}
+    ends = (
+        [ids.get(i, i) for e in (*delta.graph.edges, *delta.graph.ends) for i in (e.source, e.target)]
+        if delta.graph
+        else []
+    )
+    await _check_entities(db, key, ends)  # an edge joins entities of the fact's own scope
     links = [{"entity_id": ids.get(entity, entity), "role": role} for entity, role in delta.links]
     await _check_entities(db, key, [link["entity_id"] for link in links])
     merged = list({(link["entity_id"], link["role"]): link for link in [*orjson.loads(held), *links]}.values())

@@ -72,8 +72,9 @@ async def create_entities(db: Connection, entities: Sequence[Entity], scope_key:
     for entity in entities:
         held = await entity_by_name(db, scope_key, entity.name)
         if held is not None and held.learned_from is not None and entity.name not in {e.name for e in fresh}:
+            learned = {k: v for k, v in held.properties.items() if k != "guessed"}  # typed by hand now
             adopted = held.model_copy(update={"entity_type": entity.entity_type, "owner": entity.owner,
-                                              "properties": {**held.properties, **entity.properties},
+                                              "properties": {**learned, **entity.properties},
                                               "updated_at": entity.updated_at, "learned_from": None})  # fmt: skip
             await update_entity(db, adopted)
             made.append(adopted)
@@ -196,7 +197,8 @@ async def relate(db: Connection, edges: Sequence[Edge], scope_key: str) -> list[
     await db.executemany(
         "INSERT INTO edges (id, scope_key, user_id, agent_id, source_id, target_id, relation, properties, created_at,"
         " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_id, target_id, relation)"
-        " DO UPDATE SET properties = excluded.properties, updated_at = excluded.updated_at",
+        " DO UPDATE SET properties = excluded.properties, updated_at = excluded.updated_at, fact_id = NULL,"
+        " valid_from = NULL, valid_to = NULL",  # related by hand: held until unrelated, whatever a fact says
         [
             (e.id, scope_key, e.user, e.agent, e.source, e.target, e.relation, dumps(e.properties),
              to_text(e.created_at), to_text(e.updated_at))

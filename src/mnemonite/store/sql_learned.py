@@ -35,7 +35,7 @@ async def make_entities(
     """Make the change's entities and add its aliases; returns planned id -> the id the scope holds."""
     ids: dict[str, str] = {}
     stamp = to_text(now)
-    for entity in change.entities:
+    for entity in sorted(change.entities, key=lambda e: name_key(e.name)):  # one order: no two writers wait in a ring
         properties: dict[str, Any] = {"aliases": entity.aliases} if entity.aliases else {}
         if entity.self_entity:
             properties["self"] = True
@@ -114,8 +114,8 @@ async def open_edges(
         source, target = ids.get(edge.source, edge.source), ids.get(edge.target, edge.target)
         await db.execute(
             "UPDATE edges SET valid_to = ?, updated_at = ? WHERE valid_to IS NULL AND relation = ? AND source_id = ?"
-            " AND target_id = ?",
-            (start, stamp, edge.relation, source, target),
+            " AND target_id = ? AND (valid_from IS NULL OR valid_from <= ?)",
+            (start, stamp, edge.relation, source, target, start),
         )
         if source != target:  # never said to hold before: it held until now, since a time nobody said
             await db.execute(
@@ -133,8 +133,8 @@ async def open_edges(
         if edge.single:
             await db.execute(
                 "UPDATE edges SET valid_to = ?, updated_at = ? WHERE valid_to IS NULL AND source_id = ?"
-                " AND relation = ? AND target_id != ?",
-                (start, stamp, source, edge.relation, target),
+                " AND relation = ? AND target_id != ? AND (valid_from IS NULL OR valid_from <= ?)",
+                (start, stamp, source, edge.relation, target, start),
             )
         properties = {"as": edge.label} if edge.label else {}
         rows.append((new_id(), scope_key, scope[0], scope[1], source, target, edge.relation,
@@ -144,9 +144,25 @@ async def open_edges(
         " updated_at, fact_id, valid_from, valid_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)"
         " ON CONFLICT (source_id, target_id, relation) DO UPDATE SET fact_id = excluded.fact_id,"
         " valid_from = CASE WHEN edges.valid_to IS NULL AND edges.valid_from IS NOT NULL THEN edges.valid_from"
-        " ELSE excluded.valid_from END, valid_to = NULL, updated_at = excluded.updated_at",
+        " ELSE excluded.valid_from END, valid_to = NULL, updated_at = excluded.updated_at"
+        " WHERE edges.fact_id IS NOT NULL",  # an edge made by hand stays as it was made
         rows,
     )
+    for edge in change.edges:  # said of a time before what is said since ("lived in Leeds" after "moved to York")
+        if edge.single:
+            source, target = ids.get(edge.source, edge.source), ids.get(edge.target, edge.target)
+            cursor = await db.execute(
+                "SELECT MIN(valid_from) FROM edges WHERE source_id = ? AND relation = ? AND target_id != ?"
+                " AND valid_to IS NULL AND valid_from > ?",
+                (source, edge.relation, target, start),
+            )
+            row = await cursor.fetchone()
+            if row is not None and row[0] is not None:
+                await db.execute(
+                    "UPDATE edges SET valid_to = ? WHERE source_id = ? AND target_id = ? AND relation = ?"
+                    " AND fact_id = ?",
+                    (row[0], source, target, edge.relation, fact_id),
+                )
 
 
 async def open_approved(db: Connection, fact: Fact, now: datetime) -> None:
@@ -161,8 +177,40 @@ async def open_approved(db: Connection, fact: Fact, now: datetime) -> None:
         return
     change = GraphChange.model_validate(graph)
     key = fact_key(fact.user, fact.agent)
-    ids = await make_entities(db, change, (fact.user, fact.agent), key, fact.id, now)  # the names: their ids now
-    await open_edges(db, change, ids, (fact.user, fact.agent), key, fact.id, fact.valid_from, now)
+    ids: dict[str, str] = {}
+    for entity in change.entities:  # made with the pending fact; by name, as they are now (renamed: left out)
+        cursor = await db.execute(
+            "SELECT id FROM entities WHERE scope_key = ? AND name_key = ?", (key, name_key(entity.name))
+        )
+        row = await cursor.fetchone()
+        ids[entity.id] = str(row[0]) if row is not None else ""
+    cursor = await db.execute("SELECT id FROM entities WHERE scope_key = ?", (key,))
+    held = {str(row[0]) for row in await cursor.fetchall()}
+    edges = [e for e in change.edges if ids.get(e.source, e.source) in held and ids.get(e.target, e.target) in held]
+    ends = [e for e in change.ends if ids.get(e.source, e.source) in held and ids.get(e.target, e.target) in held]
+    kept = change.model_copy(update={"entities": [], "edges": edges, "ends": ends})
+    await open_edges(db, kept, ids, (fact.user, fact.agent), key, fact.id, fact.valid_from, now)
+
+
+async def carry_edges(
+    db: Connection, closes: Sequence[str], change: GraphChange | None, ids: dict[str, str], fact_id: str
+) -> None:
+    """A supersede keeps the edges of the facts it replaces that the new statement does not contradict ("I live in
+    Lisbon now" replaces "I live in Porto with my husband Leo": Leo is still the husband): they name the new fact.
+    Contradicted: the same source and relation as one of its edges with another target, or one it ends."""
+    if not closes:
+        return
+    said = {(ids.get(e.source, e.source), e.relation) for e in (change.edges if change else [])}
+    ended = {
+        (ids.get(e.source, e.source), e.relation, ids.get(e.target, e.target)) for e in (change.ends if change else [])
+    }
+    marks = ", ".join("?" for _ in closes)
+    cursor = await db.execute(
+        f"SELECT id, source_id, relation, target_id FROM edges WHERE valid_to IS NULL AND fact_id IN ({marks})",
+        tuple(closes),
+    )
+    kept = [row[0] for row in await cursor.fetchall() if (row[1], row[2]) not in said and tuple(row[1:]) not in ended]
+    await db.executemany("UPDATE edges SET fact_id = ? WHERE id = ?", [(fact_id, edge_id) for edge_id in kept])
 
 
 async def end_edges(db: Connection, fact_ids: Sequence[str], world_end: datetime, now: datetime) -> None:
@@ -183,10 +231,11 @@ async def purge_learned(db: Connection, fact_ids: Sequence[str]) -> None:
     marks = ", ".join("?" for _ in fact_ids)
     await db.execute(f"DELETE FROM edges WHERE fact_id IN ({marks})", tuple(fact_ids))
     await db.execute(
-        f"DELETE FROM entities WHERE learned_from IN ({marks})"
+        "DELETE FROM entities WHERE learned_from IS NOT NULL AND (learned_from IN"
+        f" ({marks}) OR id IN (SELECT entity_id FROM fact_entities WHERE fact_id IN ({marks})))"
         " AND NOT EXISTS (SELECT 1 FROM fact_entities l WHERE l.entity_id = entities.id"
         f" AND l.fact_id NOT IN ({marks}))",
-        (*fact_ids, *fact_ids),
+        (*fact_ids, *fact_ids, *fact_ids),
     )
 
 

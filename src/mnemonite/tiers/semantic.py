@@ -271,8 +271,8 @@ class SemanticTier:
     ) -> tuple[GraphChange | None, dict[str, Any]]:
         """What the statement adds to the graph (`mnemonite.learned_graph`), and the fields with its links to the
         entities it names after the caller's own."""
-        if not self.learn_graph or self.reader is None or fields.get("entities"):
-            return None, fields  # a statement the caller links to entities is linked as told
+        if not self.learn_graph or self.reader is None or fields.get("entities") or fields["sensitivity"] == "secret":
+            return None, fields  # linked as told by the caller; a secret names nobody in the graph
         planned = await self._graph_of(user, agent, text, names)
         if planned is None:
             return None, fields
@@ -291,6 +291,9 @@ class SemanticTier:
         except ParserUnavailableError as error:
             log.warning("remember: the statement parser is unavailable, reading by rules alone: %s", error)
             self.reader = None
+            return None
+        except Exception:  # the graph never stands in the way of the fact: it is written, unlinked
+            log.exception("remember: the graph could not be read from a statement; the fact is kept without it")
             return None
 
     async def _reconsider(
@@ -349,12 +352,19 @@ class SemanticTier:
         fields |= {k: v for k, v in zip(("subject", "object", "summary"), masked, strict=True) if v is not None}
         if guarded.spans or SECRETS_KEY in (fields.get("payload") or {}):
             fields["payload"] = guarded.into(fields.get("payload"))
-        extras = fact_extras(self.counter, text, fields.pop("entities", old.entities), fields.pop("summary", None))
+        graph: GraphChange | None = None
+        links: Sequence[EntityLink | tuple[str, str] | str] = old.entities
+        if "entities" not in fields:  # the new text is read for the graph as remember reads it
+            names = await self._names.known(old.user, old.agent)
+            graph, learned = await self._learned(old.user, old.agent, text, names, {"entities": None,
+                                                                                    "sensitivity": level})  # fmt: skip
+            links = [EntityLink.model_validate(link) for link in learned["entities"]] if graph else links
+        extras = fact_extras(self.counter, text, fields.pop("entities", links), fields.pop("summary", None))
         payload = {"text": text, "user": old.user, "agent": old.agent, "valid_from": now,
                    "sensitivity": level, **self._parts(text, fields),
                    **{k: v for k, v in {**fields, **extras}.items() if v is not None}}  # fmt: skip
         delta = UpdateDelta(replaces=[old_id], fact_payload=payload, source_episode_ids=[], promotion_ts=now,
-                            rule_id="supersede", confidence=1.0)  # fmt: skip
+                            rule_id="supersede", confidence=1.0, graph=graph)  # fmt: skip
         decision = ConflictDecision(
             kind="supersede", stage="explicit", reason="supersede() called", fact_id="", matched_ids=[old_id],
             user=old.user, agent=old.agent, candidate_text=text, decided_at=now,
