@@ -94,7 +94,8 @@ async def test_a_statement_adds_entities_edges_and_links_in_its_own_audited_delt
     assert (fact.entities[0].entity_id, fact.entities[0].role) == (ana.id, "about")
     assert {link.role for link in fact.entities[1:]} == {"mentions"} and len(fact.entities) == 4
     [sister] = await mem_on_both.graph.edges_from(ana.id, limit=1)
-    assert (sister.fact_id, sister.valid_from, sister.properties) == (fact.id, fact.valid_from, {"as": "sister"})
+    assert (sister.fact_id, sister.valid_from) == (fact.id, fact.valid_from)
+    assert sister.properties == {"as": "sister", "facts": [fact.id]}  # the word that said it, the facts that state it
     [record] = await mem_on_both.semantic.deltas(rule_id="remember")
     assert record.delta.kind == "add" and record.delta.graph is not None
     assert {e.name for e in record.delta.graph.entities} == {"Maya", "Ana", "Leo", "Porto"}
@@ -330,3 +331,17 @@ async def test_edges_never_cross_scopes(mem_on_both: Memory) -> None:
     with pytest.raises(DeltaValidationError):
         await mem_on_both.semantic.apply_deltas([delta])
     assert await mem_on_both.semantic.facts(MAYA) == []
+
+
+async def test_an_edge_two_facts_state_holds_while_either_is_believed(mem_on_both: Memory) -> None:
+    first = await mem_on_both.semantic.remember(MAYA, "My sister Ana lives in Porto")
+    second = await mem_on_both.semantic.remember(MAYA, "Ana is my sister")
+    ana = await mem_on_both.graph.entity(MAYA, "Ana")
+    await mem_on_both.semantic.forget(second.id)
+    sister = next(e for e in await mem_on_both.graph.edges_from(ana.id) if e.relation == "SIBLING_OF")
+    assert (sister.fact_id, sister.properties["facts"]) == (first.id, [first.id])  # held by the first now
+    third = await mem_on_both.semantic.remember(MAYA, "Ana lives in Porto with her dog Rex")
+    await mem_on_both.semantic.purge(third.id, reason="asked to")
+    assert {e.relation for e in await mem_on_both.graph.edges_from(ana.id)} == {"SIBLING_OF", "LIVES_IN"}
+    await mem_on_both.semantic.forget(first.id)
+    assert await mem_on_both.graph.edges_from(ana.id) == []  # no believed fact states them now

@@ -109,36 +109,18 @@ async def open_edges(
     ended or not) now names this fact and holds again. First the edges it ends: those it says no longer hold,
     and for a relation held one at a time (``single``) the source's others."""
     stamp, start = to_text(now), to_text(valid_from)
-    rows = []
+    edges = [(ids.get(e.source, e.source), e.relation, ids.get(e.target, e.target), e) for e in change.edges]
+    edges = [edge for edge in edges if edge[0] != edge[2]]
     for edge in change.ends:  # "I quit Acme": the edge ends when the fact says so
-        source, target = ids.get(edge.source, edge.source), ids.get(edge.target, edge.target)
-        await db.execute(
-            "UPDATE edges SET valid_to = ?, updated_at = ? WHERE valid_to IS NULL AND relation = ? AND source_id = ?"
-            " AND target_id = ? AND (valid_from IS NULL OR valid_from <= ?)",
-            (start, stamp, edge.relation, source, target, start),
-        )
-        if source != target:  # never said to hold before: it held until now, since a time nobody said
-            await db.execute(
-                "INSERT INTO edges (id, scope_key, user_id, agent_id, source_id, target_id, relation, properties,"
-                " created_at, updated_at, fact_id, valid_from, valid_to)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)"
-                " ON CONFLICT (source_id, target_id, relation) DO NOTHING",
-                (new_id(), scope_key, scope[0], scope[1], source, target, edge.relation,
-                 dumps({"as": edge.label} if edge.label else {}), stamp, stamp, fact_id, start),
-            )  # fmt: skip
-    for edge in change.edges:
-        source, target = ids.get(edge.source, edge.source), ids.get(edge.target, edge.target)
-        if source == target:
-            continue
+        await _end_said(db, (ids.get(edge.source, edge.source), edge.relation, ids.get(edge.target, edge.target)),
+                        edge.label, scope, scope_key, fact_id, start, stamp)  # fmt: skip
+    for source, relation, target, edge in edges:
         if edge.single:
             await db.execute(
                 "UPDATE edges SET valid_to = ?, updated_at = ? WHERE valid_to IS NULL AND source_id = ?"
                 " AND relation = ? AND target_id != ? AND (valid_from IS NULL OR valid_from <= ?)",
-                (start, stamp, source, edge.relation, target, start),
+                (start, stamp, source, relation, target, start),
             )
-        properties = {"as": edge.label} if edge.label else {}
-        rows.append((new_id(), scope_key, scope[0], scope[1], source, target, edge.relation,
-                     dumps(properties), stamp, stamp, fact_id, start))  # fmt: skip
     await db.executemany(
         "INSERT INTO edges (id, scope_key, user_id, agent_id, source_id, target_id, relation, properties, created_at,"
         " updated_at, fact_id, valid_from, valid_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)"
@@ -146,23 +128,57 @@ async def open_edges(
         " valid_from = CASE WHEN edges.valid_to IS NULL AND edges.valid_from IS NOT NULL THEN edges.valid_from"
         " ELSE excluded.valid_from END, valid_to = NULL, updated_at = excluded.updated_at"
         " WHERE edges.fact_id IS NOT NULL",  # an edge made by hand stays as it was made
-        rows,
-    )
-    for edge in change.edges:  # said of a time before what is said since ("lived in Leeds" after "moved to York")
+        [(new_id(), scope_key, scope[0], scope[1], source, target, relation,
+          dumps({"as": edge.label} if edge.label else {}), stamp, stamp, fact_id, start)
+         for source, relation, target, edge in edges],
+    )  # fmt: skip
+    for source, relation, target, edge in edges:
+        cursor = await db.execute(
+            "SELECT id FROM edges WHERE source_id = ? AND target_id = ? AND relation = ?", (source, target, relation)
+        )
+        row = await cursor.fetchone()
+        if row is not None:
+            await _support(db, [str(row[0])], fact_id)
         if edge.single:
-            source, target = ids.get(edge.source, edge.source), ids.get(edge.target, edge.target)
-            cursor = await db.execute(
-                "SELECT MIN(valid_from) FROM edges WHERE source_id = ? AND relation = ? AND target_id != ?"
-                " AND valid_to IS NULL AND valid_from > ?",
-                (source, edge.relation, target, start),
-            )
-            row = await cursor.fetchone()
-            if row is not None and row[0] is not None:
-                await db.execute(
-                    "UPDATE edges SET valid_to = ? WHERE source_id = ? AND target_id = ? AND relation = ?"
-                    " AND fact_id = ?",
-                    (row[0], source, target, edge.relation, fact_id),
-                )
+            await _after_newer(db, (source, relation, target), fact_id, start)
+
+
+async def _end_said(
+    db: Connection, edge: tuple[str, str, str], label: str, scope: tuple[str, str], scope_key: str, fact_id: str,
+    start: str, stamp: str,
+) -> None:  # fmt: skip
+    """End an edge a statement says no longer holds; one never said to hold is recorded as ended then."""
+    source, relation, target = edge
+    await db.execute(
+        "UPDATE edges SET valid_to = ?, updated_at = ? WHERE valid_to IS NULL AND relation = ? AND source_id = ?"
+        " AND target_id = ? AND (valid_from IS NULL OR valid_from <= ?)",
+        (start, stamp, relation, source, target, start),
+    )
+    if source != target:  # never said to hold before: it held until now, since a time nobody said
+        await db.execute(
+            "INSERT INTO edges (id, scope_key, user_id, agent_id, source_id, target_id, relation, properties,"
+            " created_at, updated_at, fact_id, valid_from, valid_to)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)"
+            " ON CONFLICT (source_id, target_id, relation) DO NOTHING",
+            (new_id(), scope_key, scope[0], scope[1], source, target, relation,
+             dumps({"as": label} if label else {}), stamp, stamp, fact_id, start),
+        )  # fmt: skip
+
+
+async def _after_newer(db: Connection, edge: tuple[str, str, str], fact_id: str, start: str) -> None:
+    """Said of a time before what is said since ("lived in Leeds" after "moved to York"): held until the newer."""
+    source, relation, target = edge
+    cursor = await db.execute(
+        "SELECT MIN(valid_from) FROM edges WHERE source_id = ? AND relation = ? AND target_id != ?"
+        " AND valid_to IS NULL AND valid_from > ?",
+        (source, relation, target, start),
+    )
+    row = await cursor.fetchone()
+    if row is not None and row[0] is not None:
+        await db.execute(
+            "UPDATE edges SET valid_to = ? WHERE source_id = ? AND target_id = ? AND relation = ? AND fact_id = ?",
+            (row[0], source, target, relation, fact_id),
+        )
 
 
 async def open_approved(db: Connection, fact: Fact, now: datetime) -> None:
@@ -211,17 +227,61 @@ async def carry_edges(
     )
     kept = [row[0] for row in await cursor.fetchall() if (row[1], row[2]) not in said and tuple(row[1:]) not in ended]
     await db.executemany("UPDATE edges SET fact_id = ? WHERE id = ?", [(fact_id, edge_id) for edge_id in kept])
+    await _support(db, kept, fact_id)
+
+
+async def _support(db: Connection, edge_ids: Sequence[str], fact_id: str) -> None:
+    """Note that a fact states these edges (``properties["facts"]``: every fact that does, the latest last)."""
+    for edge_id in edge_ids:
+        cursor = await db.execute("SELECT properties FROM edges WHERE id = ? AND fact_id IS NOT NULL", (edge_id,))
+        row = await cursor.fetchone()
+        if row is None:
+            continue  # related by hand
+        properties: dict[str, Any] = orjson.loads(row[0])
+        held = [f for f in properties.get("facts", []) if isinstance(f, str) and f != fact_id]
+        properties["facts"] = [*held, fact_id]
+        await db.execute("UPDATE edges SET properties = ? WHERE id = ?", (dumps(properties), edge_id))
+
+
+async def _still_stated(
+    db: Connection, fact_ids: Sequence[str], gone: Sequence[str]
+) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """The edges the gone facts were the latest to state, each with the believed facts that state it still."""
+    marks = ", ".join("?" for _ in fact_ids)
+    cursor = await db.execute(f"SELECT id, properties FROM edges WHERE fact_id IN ({marks})", tuple(fact_ids))
+    found = []
+    for edge_id, body in await cursor.fetchall():
+        properties: dict[str, Any] = orjson.loads(body)
+        others = [f for f in properties.get("facts", []) if isinstance(f, str) and f not in gone]
+        believed: list[str] = []
+        if others:
+            cursor = await db.execute(
+                f"SELECT id FROM facts WHERE id IN ({', '.join('?' for _ in others)}) AND status = 'active'"
+                " AND superseded_at IS NULL",
+                tuple(others),
+            )
+            alive = {str(row[0]) for row in await cursor.fetchall()}
+            believed = [f for f in others if f in alive]
+        found.append((str(edge_id), properties, believed))
+    return found
 
 
 async def end_edges(db: Connection, fact_ids: Sequence[str], world_end: datetime, now: datetime) -> None:
-    """The edges the closed facts held stop holding at the world time the facts did."""
+    """The edges the closed facts held stop holding at the world time the facts did, unless another believed fact
+    states them too ("Ana is my sister" forgotten, "my sister Ana lives in Porto" kept): that one holds them now."""
     if not fact_ids:
         return
-    marks = ", ".join("?" for _ in fact_ids)
-    await db.execute(
-        f"UPDATE edges SET valid_to = ?, updated_at = ? WHERE valid_to IS NULL AND fact_id IN ({marks})",
-        (to_text(world_end), to_text(now), *fact_ids),
-    )
+    for edge_id, properties, believed in await _still_stated(db, fact_ids, fact_ids):
+        if believed:
+            await db.execute(
+                "UPDATE edges SET fact_id = ?, properties = ? WHERE id = ?",
+                (believed[-1], dumps({**properties, "facts": believed}), edge_id),
+            )
+        else:
+            await db.execute(
+                "UPDATE edges SET valid_to = ?, updated_at = ? WHERE id = ? AND valid_to IS NULL",
+                (to_text(world_end), to_text(now), edge_id),
+            )
 
 
 async def purge_learned(db: Connection, fact_ids: Sequence[str]) -> None:
@@ -229,7 +289,14 @@ async def purge_learned(db: Connection, fact_ids: Sequence[str]) -> None:
     if not fact_ids:
         return
     marks = ", ".join("?" for _ in fact_ids)
-    await db.execute(f"DELETE FROM edges WHERE fact_id IN ({marks})", tuple(fact_ids))
+    for edge_id, properties, believed in await _still_stated(db, fact_ids, fact_ids):
+        if believed:  # stated by a fact that stays: kept, without the purged ones
+            await db.execute(
+                "UPDATE edges SET fact_id = ?, properties = ? WHERE id = ?",
+                (believed[-1], dumps({**properties, "facts": believed}), edge_id),
+            )
+        else:
+            await db.execute("DELETE FROM edges WHERE id = ?", (edge_id,))
     await db.execute(
         "DELETE FROM entities WHERE learned_from IS NOT NULL AND (learned_from IN"
         f" ({marks}) OR id IN (SELECT entity_id FROM fact_entities WHERE fact_id IN ({marks})))"
