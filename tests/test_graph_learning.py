@@ -196,12 +196,14 @@ async def test_a_memory_from_before_builds_its_graph_once_resumably(memory_url: 
         old = await mem.semantic.remember(MAYA, "I live in Leeds")
         await mem.semantic.supersede(old.id, "I live in York")
         await mem.semantic.remember(Scope(user="tom", agent="a"), "Tom works at Acme")
+        await mem.semantic.remember(MAYA, "My brother Tomas lives in Faro", sensitivity="secret")
         assert (await mem.graph.entities(MAYA))[1] == 0
     async with await Memory.open(config=off.model_copy(update={"learn_graph": True})) as mem:
         seen: list[tuple[int, int]] = []
         report = await mem.graph.build(progress=lambda done, total: seen.append((done, total)))
-        assert (report.scopes, report.facts_to_read, report.facts_read, report.facts_linked) == (2, 3, 3, 3)
-        assert seen[-1] == (3, 3)
+        assert (report.scopes, report.facts_to_read, report.facts_read, report.facts_linked) == (2, 4, 4, 3)
+        assert seen[-1] == (4, 4)
+        assert "Tomas" not in await _graph(mem)  # a secret is not read
         graph = await _graph(mem)
         assert graph["Ana"][1] == {("SIBLING_OF", "Maya", True), ("LIVES_IN", "Porto", True)}
         assert graph["Maya"][1] == {("LIVES_IN", "York", True)}  # from the believed fact; Leeds was replaced

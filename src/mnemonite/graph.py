@@ -404,7 +404,8 @@ class GraphMemory:
 
         All scopes, or one (``scope``: a user and agent). Resumable: each scope remembers how far it was read, so
         a second run reads only what came since; reading a fact twice changes nothing more. A fact the caller
-        linked to entities is left as linked. ``progress(facts_read, facts_to_read)`` is called after each fact.
+        linked to entities is left as linked, a secret one unread. ``progress(facts_read, facts_to_read)`` is called
+        after each fact.
         Needs the parser (the ``parser`` extra): without it, `ParserUnavailableError`.
         """
         if not isinstance(batch, int) or not 1 <= batch <= 10_000:
@@ -431,7 +432,8 @@ class GraphMemory:
         report: GraphBuildReport,
     ) -> GraphBuildReport:  # fmt: skip
         user, agent = scope
-        planned = None if fact.entities else await GraphLearner(self._store, reader).plan(user, agent, fact.text, names)
+        skip = fact.entities or fact.sensitivity == "secret"  # linked as told; a secret names nobody in the graph
+        planned = None if skip else await GraphLearner(self._store, reader).plan(user, agent, fact.text, names)
         read = report.facts_read + 1
         if planned is None:
             return report.model_copy(update={"facts_read": read})
