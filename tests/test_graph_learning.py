@@ -347,3 +347,17 @@ async def test_an_edge_two_facts_state_holds_while_either_is_believed(mem_on_bot
     assert {e.relation for e in await mem_on_both.graph.edges_from(ana.id)} == {"SIBLING_OF", "LIVES_IN"}
     await mem_on_both.semantic.forget(first.id)
     assert await mem_on_both.graph.edges_from(ana.id) == []  # no believed fact states them now
+
+
+def test_the_command_line_shows_when_an_edge_held(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from mnemonite.cli import app
+
+    db = ["-u", "maya", "--db", str(tmp_path / "held.db")]
+    runner = CliRunner()
+    assert runner.invoke(app, ["remember", "I live in Leeds", *db]).exit_code == 0
+    assert runner.invoke(app, ["remember", "I quit my job at Acme", *db]).exit_code == 0
+    walk = runner.invoke(app, ["graph", "neighbors", "Maya", "--ended", *db]).stdout
+    assert "since " in walk  # where she lives, since the fact's time
+    assert "until " in walk  # the job she quit: it held until then

@@ -193,8 +193,8 @@ def neighbors(
 
 def _held(edge: Edge) -> str:
     """When an edge holds: since its fact's world time, until that fact stopped being believed; "" if made by hand."""
-    if edge.valid_from is None:
-        return ""
+    if edge.valid_from is None:  # made by hand (""), or said to have ended without a start
+        return "" if edge.valid_to is None else f"until {edge.valid_to:%Y-%m-%d}"
     since = f"since {edge.valid_from:%Y-%m-%d}"
     return since if edge.valid_to is None else f"{edge.valid_from:%Y-%m-%d} → {edge.valid_to:%Y-%m-%d}"
 
