@@ -141,9 +141,8 @@ class _Plan:
                     return self._new(f"{mention.name} ({kind})", kind)
                 held = other
         if held is not None and mention.role and await self._other_role(held, index, mention):
-            owner = self.reading.mentions[mention.of] if mention.of is not None else None
-            whose = await self._owner_name(mention)
-            if whose and owner is not None:
+            whose = await self._owner_name(mention)  # "" without an owner
+            if whose:
                 distinct = f"{mention.name} ({whose}'s {mention.role})"
                 again = await self.store.entity_by_name(self.user, self.agent, distinct)
                 return again.id if again is not None else self._new(distinct, kind or PERSON)
