@@ -2,8 +2,13 @@
 
     python bench/ingest.py                      # 100k and 1M episodes over 1,000 users
     python bench/ingest.py --sizes 10000 50000  # smaller, quicker
+    python bench/ingest.py --sizes 200000 --baseline ed0d784 --rounds 2   # against the code of a git ref
 
-Prints one markdown table. Baselines run in the same process on the same file: a raw
+Prints one markdown table. With ``--baseline`` the ref's own ``bench/ingest.py`` runs with the package
+as it was at that ref, in a process of its own, alternating with this tree's run (``--rounds`` each), and
+a second table sets the medians side by side.
+
+Baselines run in the same process on the same file: a raw
 `sqlite3` executemany of the same rows (ingest) and a raw `sqlite3` query of the same
 index (recent), so the ratios show what mnemonite's validation, scoping and async
 layers cost on this machine.
@@ -13,9 +18,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
+import re
 import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -182,20 +191,75 @@ async def run(sizes: list[int], queries: int, singles: int) -> list[list[str]]:
     return rows
 
 
+def baseline_rows(ref: str, argv: list[str]) -> list[list[str]]:
+    """The rows the ref's own bench prints, run with the package as it was at ``ref`` in a process of its own."""
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "archive", ref, "src", "bench"], cwd=root, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        env = {**os.environ, "PYTHONPATH": str(Path(tmp) / "src")}
+        out = subprocess.run(
+            [sys.executable, str(Path(tmp) / "bench" / "ingest.py"), *argv],
+            env=env, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+    return [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in out.splitlines()
+        if line.startswith("| ") and not line.startswith("| episodes |")
+    ]
+
+
+def number(cell: str) -> float | None:
+    found = re.match(r"(?:p95 )?([\d,]+(?:\.\d+)?)", cell)
+    return float(found.group(1).replace(",", "")) if found else None
+
+
+def compare(ours: list[list[list[str]]], theirs: list[list[list[str]]], ref: str) -> None:
+    """Medians per (size, operation) of this tree's rounds and the ref's, and their ratio."""
+    print(f"\n#### this tree against `{ref}` (medians of {len(ours)} alternating rounds each)")
+    print("| episodes | operation | this tree | p95 | ref | p95 | ratio (rate: higher is better; ms: lower) |")
+    print("|---|---|---|---|---|---|---|")
+    keyed = {(row[0], row[1]): i for i, row in enumerate(theirs[0])}
+    for i, row in enumerate(ours[0]):
+        j = keyed.get((row[0], row[1]))
+        if j is None or row[1].startswith("baseline"):
+            continue
+        unit = row[2].split(" ", 1)[1] if " " in row[2] else ""
+        cells = []
+        for runs, at in ((ours, i), (theirs, j)):
+            for column in (2, 3):
+                values = [v for v in (number(r[at][column]) for r in runs) if v is not None]
+                cells.append(statistics.median(values) if values else None)
+        mine, _, base, _ = cells
+        ratio = f"{mine / base:.2f}x" if mine and base else ""
+        shown = [f"{v:,.2f}" if v is not None else "" for v in cells]
+        print(f"| {row[0]} | {row[1]} | {shown[0]} {unit} | {shown[1]} | {shown[2]} {unit} | {shown[3]} | {ratio} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=1_000, help="recent() calls per pattern and size")
     parser.add_argument("--singles", type=int, default=2_000, help="one-by-one puts per size")
+    parser.add_argument("--baseline", metavar="GIT_REF", help="also run the bench of this git ref, alternating")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each (with --baseline)")
     args = parser.parse_args()
-    rows = asyncio.run(run(sorted(args.sizes), args.queries, args.singles))
+    argv = ["--sizes", *map(str, args.sizes), "--queries", str(args.queries), "--singles", str(args.singles)]
+    ours: list[list[list[str]]] = []
+    theirs: list[list[list[str]]] = []
+    for _ in range(args.rounds if args.baseline else 1):
+        ours.append(asyncio.run(run(sorted(args.sizes), args.queries, args.singles)))
+        if args.baseline:
+            theirs.append(baseline_rows(args.baseline, argv))
     print(
         f"episodes over {USERS:,} users x {SESSIONS} sessions x {AGENTS} agents; recent(limit=10), access tracking on"
     )
     print("| episodes | operation | rate / p50 | p95 | note |")
     print("|---|---|---|---|---|")
-    for row in rows:
+    for row in ours[-1]:
         print("| " + " | ".join(row) + " |")
+    if args.baseline:
+        compare(ours, theirs, args.baseline)
 
 
 if __name__ == "__main__":

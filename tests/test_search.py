@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from collections.abc import AsyncIterator
@@ -358,6 +359,28 @@ async def test_approximate_index_agrees_with_exact_search(filled: Memory, caplog
     await filled.episodic.put(ep("late", "a ski holiday in the mountains"), user="alex", session="s1", agent="a")
     await filled.index()  # the approximate index grows with the new row
     assert "late" in ids(await filled.search(alex, "mountain vacation", k=3, options=approximate))
+
+
+@pytest.mark.parametrize("memory_url", ["sqlite"], indirect=True)
+async def test_concurrent_searches_of_a_new_user_read_each_row_once(
+    filled: Memory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Searches that arrive together on a user nobody searched yet read the rows in once and build one graph."""
+    await filled.index()
+    alex, approximate = Scope(user="alex"), SearchOptions(ann_min_rows=1)
+    want = ids(await filled.search(alex, "pets at home", k=3, options=SearchOptions(ann_min_rows=None)))
+    filled._engine._users.drop(lambda key: False)  # as after opening the memory again
+    with caplog.at_level(logging.INFO, logger="mnemonite.search"):
+        found = await asyncio.gather(
+            *[filled.search(alex, "pets at home", k=3, options=approximate) for _ in range(16)]
+        )
+        assert ids(await filled.search(alex, "pets at home", k=3, options=approximate, fresh=True)) == want
+    assert all(ids(hits) == want for hits in found)
+    assert sum("building an approximate index" in r.message for r in caplog.records) == 1
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    index = filled._engine._users.get(("episode", "alex"), lambda: None)
+    seqs = next(iter(index.vectors.values())).seqs.view
+    assert len(seqs) == len(set(seqs.tolist()))  # no row read in twice
 
 
 async def test_narrower_scopes_and_new_rows_after_the_user_is_cached(filled: Memory) -> None:

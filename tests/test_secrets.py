@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -34,7 +34,7 @@ from mnemonite.cli import app
 from mnemonite.conflicts import ENGLISH, LocalePack, define_locale_pack
 from mnemonite.embedding import Embedder
 from mnemonite.privacy import MARKER, SecretGuard, redact_record
-from mnemonite.recognisers import checks
+from mnemonite.recognisers import DEFAULT_RECOGNISERS, Recogniser, checks
 from mnemonite.transfer import export_memory
 
 CARD = "4111 1111 1111 1111"
@@ -135,6 +135,37 @@ def test_recognition_is_bounded_on_hostile_text(text: str) -> None:
     started = time.perf_counter()
     SecretScanner().scan(text)
     assert time.perf_counter() - started < 2.0
+
+
+class _Ungated:
+    """A recogniser with its gates taken away: runs on every text."""
+
+    def __init__(self, inner: Recogniser) -> None:
+        self.find = inner.find
+
+
+_NUMBERISH = st.text(alphabet=st.sampled_from(list("0123456789 .-()+/:x")), min_size=1, max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_NUMBERISH, st.sampled_from(["card", "call", "iban", "ssn", "pin", "my ", "DE", "GB82"])),
+                max_size=6))  # fmt: skip
+def test_the_gates_never_change_what_is_found(parts: list[str]) -> None:
+    """A recogniser skipped by its gates (digits, hints, runs, digits written as one number) would find nothing."""
+    text = " ".join(parts)
+    gated = SecretScanner(DEFAULT_RECOGNISERS)
+    ungated = SecretScanner([_Ungated(r) for r in DEFAULT_RECOGNISERS])
+    assert gated.scan(text) == ungated.scan(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"card {CARD}", "call (415) 555-0100 or +1 (415) 555-0199", "ssn 123-45-6789", "4111-1111-1111-1111 visa",
+     "dni 12345678Z", "cpf 529.982.247-25", "aadhaar 2345 6789 0124", "the pin is 4821", "ring (41) 55 501"],
+)  # fmt: skip
+def test_numbers_written_in_groups_pass_the_gate(text: str) -> None:
+    ungated = SecretScanner([_Ungated(r) for r in DEFAULT_RECOGNISERS]).scan(text)
+    assert ungated and SecretScanner().scan(text) == ungated
 
 
 def test_overlapping_candidates_keep_one_span_each() -> None:

@@ -69,6 +69,13 @@ def _like_literal(encoded: str) -> str:
 
 
 @lru_cache(maxsize=65_536)
+def check_scope(user: str, session: str, agent: str) -> None:
+    """`check_id` of a whole scope, remembered (scopes repeat on ingest)."""
+    for kind, value in (("user", user), ("session", session), ("agent", agent)):
+        check_id(kind, value)
+
+
+@lru_cache(maxsize=65_536)
 def episode_key(user: str, session: str, agent: str) -> str:
     """The write key of an episode: every component present (cached: scopes repeat on ingest)."""
     parts = (encode_component(check_id(k, v)) for k, v in (("user", user), ("session", session), ("agent", agent)))

@@ -11,7 +11,7 @@ from mnemonite._time import utcnow
 from mnemonite.errors import MemoryScopeError
 from mnemonite.models.base import Model, Moment, new_id
 from mnemonite.models.sensitivity import SensitivityField, shown_values
-from mnemonite.scope import check_id
+from mnemonite.scope import check_id, check_scope
 
 INTENTS: tuple[str, ...] = ("add", "update", "delete", "noop")
 MAX_CONTENT_CHARS = 1_000_000
@@ -78,6 +78,9 @@ class Episode(Model):
         A given value that contradicts one the episode carries, or a component missing on
         both sides, raises MemoryScopeError.
         """
+        if user is session is agent is None and type(self.user) is type(self.session) is type(self.agent) is str:
+            check_scope(self.user, self.session, self.agent)  # the common case: cached
+            return self
         scope: dict[str, str] = {}
         for name, given in (("user", user), ("session", session), ("agent", agent)):
             carried = getattr(self, name)

@@ -53,6 +53,8 @@ __all__ = [
 
 _NO_DIGITS = str.maketrans("", "", "0123456789")
 _RUNS = re.compile(r"[A-Za-z0-9_\-.+/=~:]{16,}")  # what a key or token is written in, unbroken
+_GROUPS = re.compile(r"\d(?:[ .()-]{0,2}\d)*")  # digits written as one number: "4111 1111", "(415) 555-0100"
+_NOT_DIGITS = str.maketrans("", "", " .()-")
 
 DEFAULT_RECOGNISERS: Final[tuple[Recogniser, ...]] = (*ANNOUNCED, *(PatternRecogniser(p) for p in DEFAULT_PATTERNS))
 
@@ -63,12 +65,25 @@ class SecretScanner:
 
     def __init__(self, recognisers: Sequence[Recogniser] = DEFAULT_RECOGNISERS) -> None:
         self.recognisers = tuple(recognisers)
-        # each recogniser with what a text must hold for it to run: one look for every hint, then set tests
+        # each recogniser with what a text must hold for it to run; a text looks for every hint once, then only
+        # the recognisers one of its hints names, or that need no hint and whose digits the text holds, are tested
         self._gates = [
-            (r, frozenset(r.hints), r.min_digits, r.min_run) if isinstance(r, Gated) else (r, frozenset(), 0, 0)
+            (r, r.min_digits, r.min_run, r.grouped) if isinstance(r, Gated) else (r, 0, 0, False)
             for r in self.recognisers
         ]
-        self._hints = frozenset(hint for _, hints, _, _ in self._gates for hint in hints)
+        by_hint: dict[str, list[int]] = {}
+        unhinted: list[tuple[int, int]] = []  # (min_digits, position)
+        for at, r in enumerate(self.recognisers):
+            hints = r.hints if isinstance(r, Gated) else ()
+            for hint in hints:
+                by_hint.setdefault(hint, []).append(at)
+            if not hints:
+                unhinted.append((self._gates[at][1], at))
+        unhinted.sort()
+        self._by_hint = {hint: tuple(ats) for hint, ats in by_hint.items()}
+        self._unhinted_digits = [needs for needs, _ in unhinted]
+        self._unhinted = [at for _, at in unhinted]
+        self._hints = frozenset(by_hint)
 
     @classmethod
     def with_patterns(cls, patterns: Iterable[SecretPattern], extra: Iterable[Recogniser] = ()) -> SecretScanner:
@@ -82,15 +97,7 @@ class SecretScanner:
         """The spans of ``text``, in order, none overlapping another."""
         if not text or text.isspace():
             return []
-        lowered, digits = text.lower(), len(text) - len(text.translate(_NO_DIGITS))
-        present = {hint for hint in self._hints if hint in lowered}
-        run = max((len(m.group()) for m in _RUNS.finditer(text)), default=0)  # the longest key-like run
-        found = [
-            span
-            for recogniser, hints, needs, needs_run in self._gates
-            if digits >= needs and run >= needs_run and (not hints or not hints.isdisjoint(present))
-            for span in recogniser.find(text)
-        ]
+        found = self._found(text)
         if "[secret: " in text:  # a value already masked is not found again (a second scan, a quoted marker)
             held = [m.span() for m in MARKERS.finditer(text)]
             found = [s for s in found if not any(s.start < end and start < s.end for start, end in held)]
@@ -105,3 +112,42 @@ class SecretScanner:
                 starts.insert(at, span.start)
                 kept.insert(at, span)
         return kept
+
+    def _found(self, text: str) -> list[SecretSpan]:
+        """What the recognisers a text can hold find in it (overlapping, unordered)."""
+        lowered, digits = text.lower(), len(text) - len(text.translate(_NO_DIGITS))
+        chosen = set(self._unhinted[: bisect.bisect_right(self._unhinted_digits, digits)])
+        for hint in self._hints:
+            if hint in lowered:
+                chosen.update(self._by_hint[hint])
+        measures = _Measures(text)
+        found: list[SecretSpan] = []
+        for at in sorted(chosen):  # in the recognisers' order: the same spans kept whichever tie
+            recogniser, needs, needs_run, grouped = self._gates[at]
+            if digits >= needs and measures.holds(needs_run, needs if grouped else 0):
+                found.extend(recogniser.find(text))
+        return found
+
+
+class _Measures:
+    """What some recognisers need a text to hold, measured once and only when asked: its longest key-like run,
+    and the most digits it writes as one number."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._run = self._group = -1
+
+    def holds(self, run: int, group: int) -> bool:
+        if run:
+            if self._run < 0:
+                self._run = max((len(m.group()) for m in _RUNS.finditer(self._text)), default=0)
+            if self._run < run:
+                return False
+        if group:
+            if self._group < 0:
+                self._group = max(
+                    (len(m.group().translate(_NOT_DIGITS)) for m in _GROUPS.finditer(self._text)), default=0
+                )
+            if self._group < group:
+                return False
+        return True

@@ -263,6 +263,7 @@ class _Cards(Gated):
                         r"|shipment|parcel|receipt|ticket|transaction|meid|iccid)\b")  # fmt: skip
     _CARD = re.compile(r"(?i)\b(?:card|visa|master ?card|amex|debit|credit|cc|maestro|discover|jcb|cvv)\b")
     min_digits = 13
+    grouped = True
 
     def find(self, text: str) -> Iterator[SecretSpan]:
         for match in self._CANDIDATE.finditer(text):
@@ -313,6 +314,7 @@ class _Phones(Gated):
     _DATE = re.compile(r"^\d{1,4}[ .-]\d{1,2}[ .-]\d{1,4}$")
     _LOCAL = re.compile(r"\d{3}[ .-]\d{4}$")
     min_digits = 7
+    grouped = True
 
     def find(self, text: str) -> Iterator[SecretSpan]:
         for match in self._GROUPED.finditer(text):

@@ -74,6 +74,11 @@ class SecretPattern(Model):
     min_run: int = Field(
         default=0, ge=0, description="a key or token: the text must hold a run of this many letters, digits, _ or -"
     )
+    grouped: bool = Field(
+        default=False,
+        description="the ``min_digits`` are written together, apart by at most two of space . - ( ): a number, "
+        "not digits scattered over the text (a cheaper test that skips most texts)",
+    )
 
     @field_validator("pattern")
     @classmethod
@@ -92,6 +97,7 @@ class Gated:
     hints: tuple[str, ...] = ()
     min_digits: int = 0
     min_run: int = 0
+    grouped: bool = False  # the min_digits stand together (see `SecretPattern.grouped`)
 
     def find(self, text: str) -> Iterable[SecretSpan]:
         raise NotImplementedError
@@ -106,7 +112,7 @@ class PatternRecogniser(Gated):
         self._check = _CHECKS[spec.check]
         self._group = "value" if "value" in self._regex.groupindex else 0
         self.hints = tuple(spec.hints)
-        self.min_digits, self.min_run = spec.min_digits, spec.min_run
+        self.min_digits, self.min_run, self.grouped = spec.min_digits, spec.min_run, spec.grouped
 
     def find(self, text: str) -> Iterable[SecretSpan]:
         for match in self._regex.finditer(text):
@@ -125,9 +131,10 @@ def pattern(
     hints: str = "",
     digits: int = 0,
     run: int = 0,
+    grouped: bool = False,
 ) -> SecretPattern:
     """A `SecretPattern`, ``hints`` written as ``"a|b"``."""
     return SecretPattern(
         kind=kind, pattern=regex, check=check, level=level, ignore_case=ignore_case,
-        hints=hints.split("|") if hints else [], min_digits=digits, min_run=run,
+        hints=hints.split("|") if hints else [], min_digits=digits, min_run=run, grouped=grouped,
     )  # fmt: skip

@@ -34,7 +34,7 @@ _KEYS: Final = (
             r"|gl(?:sa|c)_[A-Za-z0-9_]{32,}|ATATT[A-Za-z0-9_\-=]{40,}|ATBB[A-Za-z0-9]{28,}|EAA[A-Za-z0-9]{60,}"
             r"|sntry[su]_[A-Za-z0-9_=+/-]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|sk\.eyJ[A-Za-z0-9_\-.]{40,})(?![\w-])",
             "entropy", run=16),
-    pattern("API key", r"(?<![\w:])\d{8,10}:[A-Za-z0-9_\-]{35}(?![\w-])", "entropy", digits=8, run=16),
+    pattern("API key", r"(?<![\w:])\d{8,10}:[A-Za-z0-9_\-]{35}(?![\w-])", "entropy", digits=8, grouped=True, run=16),
     pattern("API key", r"(?i:accountkey|sharedaccesskey)=(?P<value>[A-Za-z0-9+/]{40,100}={0,2})", "entropy", run=16),
     pattern("API key", r"(?<![\w.-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", run=16),
     # an AWS secret access key, or any token announced as a key, a token or a secret
@@ -55,19 +55,21 @@ _KEYS: Final = (
 )  # fmt: skip
 
 _GOVERNMENT: Final = (
-    pattern("government id", r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])", digits=9),
+    pattern("government id", r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])", digits=9,
+            grouped=True),
     pattern("government id", r"(?<![A-Za-z0-9])(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
-            r" ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])", ignore_case=True, digits=6),
-    pattern("government id", r"(?<![\w-])(?:\d{8}|[XYZ]\d{7})-?[A-Z](?![\w-])", "dni", digits=7),
-    pattern("government id", r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])", "cpf", digits=11),
-    pattern("government id", r"(?<![\d ])[2-9]\d{3} \d{4} \d{4}(?![\d ]\d)", "verhoeff", digits=12),
+            r" ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])", ignore_case=True, digits=6, grouped=True),
+    pattern("government id", r"(?<![\w-])(?:\d{8}|[XYZ]\d{7})-?[A-Z](?![\w-])", "dni", digits=7, grouped=True),
+    pattern("government id", r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])", "cpf", digits=11, grouped=True),
+    pattern("government id", r"(?<![\d ])[2-9]\d{3} \d{4} \d{4}(?![\d ]\d)", "verhoeff", digits=12, grouped=True),
     pattern("government id", r"\b(?:bsn|burgerservicenummer|sofi)\b\D{0,20}(?P<value>\d{9})\b", "mod11",
-            ignore_case=True, digits=9, hints="bsn|burgerservicenummer|sofi"),
+            ignore_case=True, digits=9, grouped=True, hints="bsn|burgerservicenummer|sofi"),
     pattern("government id", r"\b(?:aadhaar|aadhar)\b\D{0,20}(?P<value>[2-9]\d{3} ?\d{4} ?\d{4})\b", "verhoeff",
-            ignore_case=True, digits=12, hints="aadha"),
-    pattern("government id", r"\bcpf\b\D{0,20}(?P<value>\d{11})\b", "cpf", ignore_case=True, digits=11, hints="cpf"),
+            ignore_case=True, digits=12, grouped=True, hints="aadha"),
+    pattern("government id", r"\bcpf\b\D{0,20}(?P<value>\d{11})\b", "cpf", ignore_case=True, digits=11, grouped=True,
+            hints="cpf"),
     pattern("government id", r"\b(?:sin|social insurance(?: number)?|nas)\b\D{0,20}(?P<value>\d{3}[ -]?\d{3}[ -]?\d{3})"
-            r"\b", "luhn", ignore_case=True, digits=9, hints="sin|social|nas"),
+            r"\b", "luhn", ignore_case=True, digits=9, grouped=True, hints="sin|social|nas"),
     pattern("government id", r"\b(?:ssn|social(?: security| sec)?(?: number| no\.?| #)?|passport(?: number| no\.?| #)?"
             r"|national id(?: number)?|id number|tax id|tax file number|tfn|driver'?s licen[cs]e(?: number| no\.?)?"
             r"|licen[cs]e number|nino|ni number|national insurance(?: number)?|personnummer|steuer-?id)\b\D{0,16}?"
@@ -98,7 +100,8 @@ _PASSWORDS: Final = (
 # a PIN given before the word that names it: "0519 is my pin"
 _PINS: Final = (
     pattern("PIN", r"(?<![\w.,-])(?P<value>\d{4,8})(?i:\s+(?:is|was)\s+(?:my|the|our|his|her|their|your)\s+"
-            r"(?:\w+\s)?(?:pin|passcode|pin code|door code|gate code|alarm code|code))\b", hints="pin|code", digits=4),
+            r"(?:\w+\s)?(?:pin|passcode|pin code|door code|gate code|alarm code|code))\b", hints="pin|code", digits=4,
+            grouped=True),
 )  # fmt: skip
 
 _PERSONAL: Final = (

@@ -100,6 +100,8 @@ class _UserIndex:
     approximate: dict[str, list[ann.AnnIndex]] = field(default_factory=dict)  # per model: main graph, newer rows
     building: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     sources: dict[Scope, tuple[int, list[str]]] = field(default_factory=dict)  # scope -> (text position, names)
+    # held while rows are read in: concurrent searches of one user read each row once (and build one graph)
+    reading: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     def nbytes(self) -> int:
         """About the memory held: texts' postings, vectors, graphs (source names and overhead: ~1 KB)."""
@@ -692,11 +694,13 @@ class SearchEngine:
         if opts.lexical == "fts5":
             return await self._store.fulltext(kind, flt, words, opts.candidates)
         if last > index.text_position:
-            rows = await self._store.texts(kind, flt.scope.user, index.text_position, last)
-            if len(rows) > 10_000:
-                log.info("search: indexing %d %s texts of user %r in memory", len(rows), kind, flt.scope.user)
-            index.lexical.add(rows)
-            index.text_position = last
+            async with index.reading:
+                if last > index.text_position:  # another search may have read them meanwhile
+                    rows = await self._store.texts(kind, flt.scope.user, index.text_position, last)
+                    if len(rows) > 10_000:
+                        log.info("search: indexing %d %s texts of user %r in memory", len(rows), kind, flt.scope.user)
+                    index.lexical.add(rows)
+                    index.text_position = last
         return index.lexical.search(words, opts.candidates, allowed)
 
     async def _cosines(
@@ -802,16 +806,21 @@ class SearchEngine:
         self, kind: RecordKind, index: _UserIndex, model: str, dimensions: int, position: int
     ) -> tuple[npt.NDArray[np.int64], Vector]:
         """The user's vectors of one model, reading only rows indexed since the last read (up to ``position``)."""
-        cached = index.vectors.get(model)
-        if cached is None or cached.position > position:  # new, or the model's vectors were dropped or rebuilt
-            cached = index.vectors[model] = _Vectors(dimensions)
-            index.approximate.pop(model, None)  # a graph being built for the old vectors is discarded when done
-        if cached.position < position:
-            seqs, matrix = await self._store.vectors(kind, model, dimensions, index.user, cached.position, position)
-            cached.seqs.extend(seqs)
-            cached.matrix.extend(matrix)
-            cached.position = position
-        return cached.seqs.view, cached.matrix.view
+        async with index.reading:  # one search reads a row in; the others wait and find it there
+            cached = index.vectors.get(model)
+            if cached is not None and cached.position > position:  # a search that read its position earlier, or
+                _, _, now = await self._store.positions(kind, [model])  # the model's vectors dropped or rebuilt
+                if now[model] >= cached.position:
+                    return cached.seqs.view, cached.matrix.view  # the rows it reads past ``position`` read again
+            if cached is None or cached.position > position:
+                cached = index.vectors[model] = _Vectors(dimensions)
+                index.approximate.pop(model, None)  # a graph being built for the old vectors is discarded when done
+            if cached.position < position:
+                seqs, matrix = await self._store.vectors(kind, model, dimensions, index.user, cached.position, position)
+                cached.seqs.extend(seqs)
+                cached.matrix.extend(matrix)
+                cached.position = position
+            return cached.seqs.view, cached.matrix.view
 
     @staticmethod
     def _fuse(

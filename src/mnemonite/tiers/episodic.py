@@ -247,10 +247,14 @@ class EpisodicTier:
         """The episode as stored: the tier's sensitivity unless it sets one, secrets recognised in it masked."""
         level = episode.sensitivity if "sensitivity" in episode.model_fields_set else self._sensitivity
         guarded = self._guard.text(episode.content, level)
-        update: dict[str, Any] = {"sensitivity": guarded.sensitivity}
-        if guarded.spans or SECRETS_KEY in episode.metadata:
-            update |= {"content": guarded.text, "metadata": guarded.into(episode.metadata)}
-        return episode.model_copy(update=update)
+        if not guarded.spans and SECRETS_KEY not in episode.metadata:
+            if guarded.sensitivity == episode.sensitivity:
+                return episode  # nothing to change: no copy (a bulk import's common case)
+            return episode.model_copy(update={"sensitivity": guarded.sensitivity})
+        metadata = guarded.into(episode.metadata)
+        return episode.model_copy(
+            update={"sensitivity": guarded.sensitivity, "content": guarded.text, "metadata": metadata}
+        )
 
     async def _touch(self, episodes: list[Episode]) -> None:
         if self._track_access and episodes:
