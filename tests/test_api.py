@@ -59,7 +59,8 @@ EXPORTS = {
     "Block", "BlockConflictError", "BlockLimitError", "BlockPatchError", "Group", "GroupAccessError", "Message",
     "Procedure", "ReadOnlyBlockError", "SessionEvent", "SharedItem",
     # the server's API keys
-    "ApiKey", "ApiKeys", "IssuedKey", "AuthenticationError", "PermissionDeniedError", "InsecureServerError",
+    "ApiKey", "ApiKeys", "IssuedKey", "AuthenticationError", "PermissionDeniedError", "ServerBusyError",
+    "InsecureServerError",
     "DatabaseCorruptError", "StoreBusyError", "StoreFullError", "StoreReadOnlyError",
     # the agent every door acts as by default
     "DEFAULT_AGENT",

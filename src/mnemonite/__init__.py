@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         SchemaVersionError,
         SecretScanError,
         SensitivityError,
+        ServerBusyError,
         StoreBusyError,
         StoreError,
         StoreFullError,
@@ -284,6 +285,7 @@ _WHERE: dict[str, str] = {
     "AuthenticationError": "mnemonite.errors",
     "InsecureServerError": "mnemonite.errors",
     "PermissionDeniedError": "mnemonite.errors",
+    "ServerBusyError": "mnemonite.errors",
     "ApiKeys": "mnemonite.keys",
     "ApiKey": "mnemonite.models.keys",
     "IssuedKey": "mnemonite.models.keys",
@@ -422,6 +424,7 @@ __all__ = [
     "InsecureServerError",
     "IssuedKey",
     "PermissionDeniedError",
+    "ServerBusyError",
     # faults named by cause
     "DatabaseCorruptError",
     "StoreBusyError",

@@ -47,6 +47,7 @@ The service (HTTP API, MCP over HTTP) adds::
     MnemoniteError
     ├── AuthenticationError         no API key, or one that is unknown or revoked
     ├── PermissionDeniedError       the key lacks the capability, or names another scope
+    ├── ServerBusyError             the server is at capacity: retry after its Retry-After (HTTP 429)
     └── ConfigurationError
         └── InsecureServerError     asked to listen beyond loopback with no API key configured
 
@@ -87,6 +88,7 @@ __all__ = [
     "NotFoundError",
     "PermissionDeniedError",
     "SchemaVersionError",
+    "ServerBusyError",
     "SensitivityError",
     "StoreError",
     "StoreUnavailableError",
@@ -238,6 +240,11 @@ class AuthenticationError(MnemoniteError):
 
 class PermissionDeniedError(MnemoniteError):
     """The API key lacks the capability a call needs, or the call names a scope the key is not bound to (HTTP 403)."""
+
+
+class ServerBusyError(MnemoniteError):
+    """The server is at capacity (requests running and waiting at their bounds): retry after the seconds its
+    ``Retry-After`` header says (HTTP 429)."""
 
 
 class InsecureServerError(ConfigurationError):

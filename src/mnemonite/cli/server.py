@@ -72,6 +72,14 @@ def serve(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8765,
     read_only: ReadOnlyOption = False,
     no_destroy: NoDestroyOption = False,
+    max_requests: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Requests run at once (default: 64 per core); as many again times eight wait up to 5 s for a"
+            " place, the rest are answered 429 with Retry-After.",
+        ),
+    ] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -84,8 +92,10 @@ def serve(
     from mnemonite.errors import DatabaseNotFoundError
 
     with _extras("serve"):
+        from mnemonite.server import Capacity
         from mnemonite.server import serve as run
     config = MemoryConfig.from_env(None, url=db or globals_().db)
+    capacity = Capacity.for_machine() if max_requests is None else Capacity(max_requests, 8 * max_requests)
 
     base = f"http://{host}:{port}"
     door = _door(read_only, no_destroy)
@@ -102,7 +112,7 @@ def serve(
     try:
         asyncio.run(
             run(None, host=host, port=port, config=config, log_level="warning", announce=announce, create=False,
-                door=door)
+                door=door, capacity=capacity)
         )  # fmt: skip
     except DatabaseNotFoundError as error:
         raise DatabaseNotFoundError(

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from mnemonite.embedding import int8
 from mnemonite.embedding.base import BatchEmbedder, Vectors, normalise
 from mnemonite.embedding.triage import WordPieceTable
+from mnemonite.embedding.worker import EmbeddingWorker
 from mnemonite.errors import EmbeddingError
 
 log = logging.getLogger("mnemonite.embedding")
@@ -86,7 +87,8 @@ class OnnxEmbedder(BatchEmbedder):
 
     With no arguments it loads the packaged MiniLM (384 dimensions) and checks its sha256.
     Pass ``model_path``/``tokenizer_path`` (and ``model_id``) for any ONNX encoder with the same
-    inputs. The model loads on first use; batches run in a worker thread, a single text inline.
+    inputs. The model loads on first use; every text runs on the model's inference thread
+    (`mnemonite.embedding.worker`), where concurrent callers' texts meet in batches.
 
     ``precision="int8"`` (the default) embeds with an int8 copy of the model made the first time it
     is needed (a few seconds, once: kept in ``cache_dir``, by default
@@ -132,6 +134,7 @@ class OnnxEmbedder(BatchEmbedder):
         self._load_lock = threading.Lock()
         self._checksum: str | None = None  # the model file's sha256, once known
         self.truncated = 0
+        self._worker: EmbeddingWorker[Precision] = EmbeddingWorker(self._embed, dimensions, slice_size=batch_size)
 
     @classmethod
     def default(cls) -> OnnxEmbedder:
@@ -293,9 +296,8 @@ class OnnxEmbedder(BatchEmbedder):
         return normalise(pooled, self._dimensions)
 
     async def embed(self, text: str) -> Vectors:
-        # Inline once loaded: a worker thread would compete with the caller for both the GIL and the
-        # cores onnxruntime splits its work over, which costs more than it overlaps
-        # (bench/search_latency.py). Loading (and making the int8 copy, once) runs in a worker thread.
+        # On the model's one inference thread (`EmbeddingWorker`), never on the caller's event loop: texts of
+        # concurrent callers run in one batch, and the loop serves other work while the model computes.
         return await self._one(text, self.precision)
 
     async def embed_query(self, text: str) -> Vectors:
@@ -303,13 +305,16 @@ class OnnxEmbedder(BatchEmbedder):
         return await self._one(text, self.query_precision)
 
     async def _one(self, text: str, precision: Precision) -> Vectors:
-        if precision not in self._sessions:
-            await asyncio.to_thread(self._session, precision)
-        vector: Vectors = self._embed([text], precision)[0]
+        vector: Vectors = (await self._worker.embed([text], precision))[0]
         return vector
 
     async def embed_batch(self, texts: Sequence[str]) -> Vectors:
-        return await asyncio.to_thread(self._run, list(texts))
+        """Vectors of ``texts`` in their order: run by length (little padding), in slices a query can pass."""
+        order = np.argsort([len(text) for text in texts], kind="stable")
+        vectors = await self._worker.embed([texts[i] for i in order], self.precision, bulk=True)
+        out = np.empty_like(vectors)
+        out[order] = vectors
+        return out
 
     async def triage(self, query: str, texts: Sequence[str]) -> npt.NDArray[np.float32] | None:
         """A rough relevance of each text to ``query`` from the model's word-piece table (`WordPieceTable`),

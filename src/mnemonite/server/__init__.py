@@ -5,7 +5,8 @@ Needs the ``server`` and ``mcp`` extras: ``pip install "mnemonite[server,mcp]"``
 
 from __future__ import annotations
 
+from mnemonite.server.admission import Capacity
 from mnemonite.server.auth import Door
 from mnemonite.server.http import VERBS, check_exposure, create_app, openapi_document, serve
 
-__all__ = ["VERBS", "Door", "check_exposure", "create_app", "openapi_document", "serve"]
+__all__ = ["VERBS", "Capacity", "Door", "check_exposure", "create_app", "openapi_document", "serve"]

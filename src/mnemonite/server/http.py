@@ -25,13 +25,14 @@ from mnemonite.errors import ConfigurationError, InsecureServerError
 from mnemonite.memory import Memory
 from mnemonite.models.base import Model
 from mnemonite.server import admin, episodic, graph, procedural, semantic, session, shared, tools, working
+from mnemonite.server.admission import Admission, Capacity
 from mnemonite.server.auth import OPEN, Door
 from mnemonite.server.mcp import authenticated, build_mcp
 from mnemonite.server.problems import DOCS, HANDLERS, problem
 from mnemonite.server.ui import add_inspector
 from mnemonite.server.verbs import Verb, add_routes
 
-__all__ = ["VERBS", "check_exposure", "create_app", "openapi", "openapi_document", "serve"]
+__all__ = ["VERBS", "Capacity", "check_exposure", "create_app", "openapi", "openapi_document", "serve"]
 
 VERBS: tuple[Verb, ...] = (*episodic.VERBS, *semantic.VERBS, *graph.VERBS, *admin.VERBS)
 # the agent tiers and the nine memory tools
@@ -85,12 +86,14 @@ def create_app(
     host: str = "127.0.0.1",
     ui: bool = True,
     door: Door = OPEN,
+    capacity: Capacity | None = None,
 ) -> FastAPI:
     """The HTTP API over the memory at ``memory_url`` (opened when the app starts, closed when it stops),
     or over an open ``memory`` (left open). ``mcp=False`` leaves the MCP endpoint out; ``host`` is where
     the server listens (on loopback, the MCP endpoint also refuses other Host headers: DNS rebinding);
     ``ui=False`` leaves the inspector's pages (``/ui``) out; ``door`` is what every caller may do, whatever
-    its key allows (`Door`: read-only, or no destroying)."""
+    its key allows (`Door`: read-only, or no destroying); ``capacity`` bounds the requests running and
+    waiting at once, past which a request is answered 429 (`Capacity`; by default sized from the cores)."""
     holder: dict[str, Memory] = {}
     mcp_server = build_mcp(lambda: holder["memory"], door=door) if mcp else None
 
@@ -127,6 +130,7 @@ def create_app(
         app.mount("/mcp", authenticated(endpoint, lambda: holder["memory"], door))
     app.openapi = lambda: openapi(app)  # type: ignore[method-assign]
     app.add_middleware(BodyLimit, limit=max_body_bytes)
+    app.add_middleware(Admission, capacity=capacity or Capacity.for_machine())  # outermost: refused before read
     return app
 
 
@@ -217,12 +221,13 @@ async def serve(
     announce: Callable[[], object] | None = None,
     create: bool = True,
     door: Door = OPEN,
+    capacity: Capacity | None = None,
 ) -> None:
     """Serve the HTTP API (and MCP at ``/mcp``) until interrupted; see `check_exposure`.
 
     ``announce`` is called once the exposure check passed and the port is bound, before the server starts
     listening. ``create=False`` serves only an existing memory (`DatabaseNotFoundError`). A port another
-    process holds is `ConfigurationError`. ``door``: see `create_app`.
+    process holds is `ConfigurationError`. ``door`` and ``capacity``: see `create_app`.
     """
     import uvicorn
 
@@ -232,7 +237,7 @@ async def serve(
         with _bound(host, port) as sock:
             if announce is not None:
                 announce()
-            app = create_app(memory=mem, host=host, door=door)
+            app = create_app(memory=mem, host=host, door=door, capacity=capacity)
             server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on"))
             await server.serve(sockets=[sock])
     finally:

@@ -45,6 +45,7 @@ _STATUS: tuple[tuple[type[errors.MnemoniteError], int], ...] = (
     (errors.InvalidInputError, 422),
     (errors.MemoryScopeError, 422),
     (errors.ConsolidationRuleError, 422),
+    (errors.ServerBusyError, 429),
     (errors.StoreUnavailableError, 503),
     (errors.EmbeddingError, 503),
 )
@@ -58,9 +59,14 @@ def status_of(error: BaseException) -> int:
     return 500
 
 
+RETRY_AFTER_SECONDS = 1  # what a 429 or a 503 (the database restarting, the model loading) asks a client to wait
+
+
 def problem(status: int, detail: str, instance: str, error: str, **extra: Any) -> Response:
-    """A problem-details response."""
+    """A problem-details response; a 429 or 503 says when to retry (``Retry-After``)."""
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if status in (429, 503):
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
     return Response(orjson.dumps(_details(status, detail, instance, error, **extra)), status_code=status,
                     media_type=MEDIA_TYPE, headers=headers)  # fmt: skip
 
