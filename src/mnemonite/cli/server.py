@@ -92,8 +92,7 @@ def serve(
     from mnemonite.errors import DatabaseNotFoundError
 
     with _extras("serve"):
-        from mnemonite.server import Capacity
-        from mnemonite.server import serve as run
+        from mnemonite.server import Capacity, run
     config = MemoryConfig.from_env(None, url=db or globals_().db)
     capacity = Capacity.for_machine() if max_requests is None else Capacity(max_requests, 8 * max_requests)
 
@@ -110,10 +109,8 @@ def serve(
                       f"  writes     {e(policy)}")  # fmt: skip
 
     try:
-        asyncio.run(
-            run(None, host=host, port=port, config=config, log_level="warning", announce=announce, create=False,
-                door=door, capacity=capacity)
-        )  # fmt: skip
+        run(None, host=host, port=port, config=config, log_level="warning", announce=announce, create=False,
+            door=door, capacity=capacity)  # fmt: skip
     except DatabaseNotFoundError as error:
         raise DatabaseNotFoundError(
             f"{error}; to start a new memory with a key: mnemonite keys create --user USER --db PATH"

@@ -64,6 +64,8 @@ class ByteBoundedCache(Generic[K, V]):
             size = self._weigh(self._entries[key])
             self._total += size - self._sizes.get(key, 0)
             self._sizes[key] = size
+        if self._total <= self.budget:
+            return  # the common case: no walk over every cached user
         spared = set(used)
         for key in list(self._entries):
             if self._total <= self.budget:

@@ -7,6 +7,6 @@ from __future__ import annotations
 
 from mnemonite.server.admission import Capacity
 from mnemonite.server.auth import Door
-from mnemonite.server.http import VERBS, check_exposure, create_app, openapi_document, serve
+from mnemonite.server.http import VERBS, check_exposure, create_app, openapi_document, run, serve
 
-__all__ = ["VERBS", "Capacity", "Door", "check_exposure", "create_app", "openapi_document", "serve"]
+__all__ = ["VERBS", "Capacity", "Door", "check_exposure", "create_app", "openapi_document", "run", "serve"]

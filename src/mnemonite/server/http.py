@@ -7,6 +7,7 @@ Routes come from the verb tables of each tier (`mnemonite.server.verbs`); the MC
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import ipaddress
 import socket
@@ -32,7 +33,7 @@ from mnemonite.server.problems import DOCS, HANDLERS, problem
 from mnemonite.server.ui import add_inspector
 from mnemonite.server.verbs import Verb, add_routes
 
-__all__ = ["VERBS", "Capacity", "check_exposure", "create_app", "openapi", "openapi_document", "serve"]
+__all__ = ["VERBS", "Capacity", "check_exposure", "create_app", "openapi", "openapi_document", "run", "serve"]
 
 VERBS: tuple[Verb, ...] = (*episodic.VERBS, *semantic.VERBS, *graph.VERBS, *admin.VERBS)
 # the agent tiers and the nine memory tools
@@ -242,6 +243,18 @@ async def serve(
             await server.serve(sockets=[sock])
     finally:
         await mem.close()
+
+
+def run(memory_url: str | None, **options: Any) -> None:
+    """`serve` until interrupted, blocking: on uvloop's event loop when it is installed (the ``server`` extra
+    installs it where it runs: not on Windows), else on asyncio's. What ``mnemonite serve`` runs."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(serve(memory_url, **options))
+        return
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(serve(memory_url, **options))
 
 
 @contextmanager
