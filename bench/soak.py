@@ -11,11 +11,13 @@ twice that) between calls: 25% record a turn (`POST /v1/episodes`), 15% remember
 35% search (`POST /v1/search`), 15% call a memory tool (`fact_search` or `recall_episodes`), 10% read the newest
 turns; an operator runs the consolidation rule every 30 s (`POST /v1/rules/{id}/run`).
 
-Every minute: requests, throughput, p50/p95/p99 latency, errors (a 5xx, a refused request, a transport error),
-the server's resident memory (RSS, from /proc) and its open sockets (and on PostgreSQL the server's
-connections to the database). At the end every write the server acknowledged is read back by its id: one that
-is not found is a lost write. The summary checks the issue's targets over windows scaled to the run's length
-(for 60 minutes: RSS at the end against RSS at minute 10, p95 of the last ten minutes against the second ten).
+Every minute: requests, throughput, p50/p95/p99 latency, errors (a 5xx, a refused request, a transport
+error), the server's resident memory (RSS, from /proc; "its own": the anonymous part, without the files it
+maps, the database among them, which are the system's page cache and grow with the file), its open sockets,
+and on PostgreSQL the server's connections to the database. At the end every write the server acknowledged
+is read back by its id: one that is not found is a lost write. The summary checks the issue's targets over
+windows scaled to the run's length (for 60 minutes: RSS at the end against RSS at minute 10, p95 of the
+last ten minutes against the second ten).
 
 ``--restart-at M`` (PostgreSQL) stops the database server at minute M as a crash would (immediate mode) and
 starts it again 5 s later: requests in between may fail (503 with Retry-After, counted apart), none may be lost.
@@ -64,7 +66,7 @@ class Run:
     samples: list[Sample] = field(default_factory=list)
     episodes: list[tuple[str, str]] = field(default_factory=list)  # (key, id) acknowledged
     facts: list[tuple[str, str]] = field(default_factory=list)
-    gauges: list[tuple[float, int, int, int | None]] = field(default_factory=list)  # (at, rss, sockets, pg)
+    gauges: list[tuple[float, int, int, int, int | None]] = field(default_factory=list)  # (at, rss, anon, sockets, pg)
     outage: tuple[float, float] | None = None  # the database restart, seconds since the start
 
 
@@ -74,16 +76,18 @@ def percentile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def rss_and_sockets(pid: int) -> tuple[int, int]:
+def rss_and_sockets(pid: int) -> tuple[int, int, int]:
+    """The process's resident memory, the part of it that is its own (anonymous: heap, caches, the model; the
+    rest maps files, the database among them, and is the system's page cache), and its open sockets."""
     with open(f"/proc/{pid}/status") as status:
-        rss = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+        fields = {line.split(":")[0]: line.split()[1] for line in status if line.startswith(("VmRSS:", "RssAnon:"))}
     sockets = 0
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
             sockets += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
         except OSError:
             continue
-    return rss, sockets
+    return int(fields["VmRSS"]) * 1024, int(fields["RssAnon"]) * 1024, sockets
 
 
 async def agent(client: httpx.AsyncClient, key: str, run: Run, rng: random.Random, until: float, think: float) -> None:
@@ -137,9 +141,9 @@ async def operator(client: httpx.AsyncClient, key: str, run: Run, until: float) 
 
 async def gauge(pid: int, run: Run, until: float, pg_url: str | None) -> None:
     while time.monotonic() < until:
-        rss, sockets = rss_and_sockets(pid)
+        rss, anon, sockets = rss_and_sockets(pid)
         connections = await pg_connections(pg_url) if pg_url else None
-        run.gauges.append((time.monotonic() - run.started, rss, sockets, connections))
+        run.gauges.append((time.monotonic() - run.started, rss, anon, sockets, connections))
         await asyncio.sleep(5)
 
 
@@ -238,18 +242,19 @@ def minute_row(backend: str, run: Run, minute: int) -> str | None:
     ms = [s.ms for s in window]
     errors = sum(1 for s in window if s.status == 0 or s.status >= 500 or s.status in (408, 429))
     gauges = [g for g in run.gauges if g[0] < 60 * minute]
-    rss, sockets, pg = (gauges[-1][1], gauges[-1][2], gauges[-1][3]) if gauges else (0, 0, None)
+    _, rss, anon, sockets, pg = gauges[-1] if gauges else (0, 0, 0, 0, None)
     return (f"| {backend} | {minute} | {len(window):,} | {len(window) / 60:.1f} | {percentile(ms, 50):.1f} |"
-            f" {percentile(ms, 95):.1f} | {percentile(ms, 99):.1f} | {errors} | {rss / 2**20:.0f} | {sockets} |"
-            f" {'' if pg is None else pg} |")  # fmt: skip
+            f" {percentile(ms, 95):.1f} | {percentile(ms, 99):.1f} | {errors} | {rss / 2**20:.0f} |"
+            f" {anon / 2**20:.0f} | {sockets} | {'' if pg is None else pg} |")  # fmt: skip
 
 
 def summary(backend: str, run: Run, lost: int, args: argparse.Namespace) -> list[str]:
     minutes = args.minutes
     rows = [row for m in range(1, int(minutes) + 1) if (row := minute_row(backend, run, m))]
     sixth = minutes * 60 / 6  # 10 minutes of 60
-    rss_at = [g[1] for g in run.gauges if g[0] <= sixth] or [run.gauges[0][1]]
-    rss_ratio = run.gauges[-1][1] / rss_at[-1]
+    at_sixth = [g for g in run.gauges if g[0] <= sixth] or run.gauges[:1]
+    rss_ratio = run.gauges[-1][1] / at_sixth[-1][1]
+    anon_ratio = run.gauges[-1][2] / at_sixth[-1][2]
     second = [s.ms for s in run.samples if sixth <= s.at < 2 * sixth]
     last = [s.ms for s in run.samples if s.at >= minutes * 60 - sixth]
     p95_ratio = percentile(last, 95) / percentile(second, 95)
@@ -263,14 +268,15 @@ def summary(backend: str, run: Run, lost: int, args: argparse.Namespace) -> list
         f"| {backend} | summary | {len(run.samples):,} requests, {len(run.episodes) + len(run.facts):,} writes"
         f" acknowledged, {consolidations} consolidation runs | | | | | errors {len(errors)}"
         f"{f' (+{len(failed) - len(errors)} within 30 s of the restart)' if outage else ''}; lost writes {lost} |"
-        f" end / minute {at}: {rss_ratio:.2f}x | p95 last {at} min / second {at} min: {p95_ratio:.2f}x | |"
+        f" end / minute {at}: {rss_ratio:.2f}x | its own: {anon_ratio:.2f}x | p95 last {at} min / second {at} min:"
+        f" {p95_ratio:.2f}x | |"
     )
     return rows
 
 
 async def main(args: argparse.Namespace) -> None:
-    lines = ["| backend | minute | requests | req/s | p50 ms | p95 ms | p99 ms | errors | RSS MiB | sockets |"
-             " PostgreSQL connections |", "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| backend | minute | requests | req/s | p50 ms | p95 ms | p99 ms | errors | RSS MiB | its own MiB |"
+             " sockets | PostgreSQL connections |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     print("\n".join(lines), file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)

@@ -80,6 +80,14 @@ def serve(
             " place, the rest are answered 429 with Retry-After.",
         ),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Processes serving the port (over one SQLite file or a PostgreSQL server); this one embeds what"
+            " they write and starts one again if it dies.",
+        ),
+    ] = 1,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -102,15 +110,16 @@ def serve(
 
     def announce() -> None:
         doors = {"url": base, "mcp": f"{base}/mcp/", "ui": f"{base}/ui/", "openapi": f"{base}/openapi.json",
-                 "health": f"{base}/health", "policy": policy}  # fmt: skip
+                 "health": f"{base}/health", "policy": policy, "workers": workers}  # fmt: skip
         if not emit_one(doors, as_json=as_json):
-            err.print(f"serving {e(config.url)} on {e(base)} (Ctrl-C stops)\n  HTTP API   {e(base)}/v1/..."
+            served = f" by {workers} worker processes" if workers > 1 else ""
+            err.print(f"serving {e(config.url)} on {e(base)}{served} (Ctrl-C stops)\n  HTTP API   {e(base)}/v1/..."
                       f" (OpenAPI at /openapi.json)\n  MCP        {e(base)}/mcp/\n  inspector  {e(base)}/ui/\n"
                       f"  writes     {e(policy)}")  # fmt: skip
 
     try:
         run(None, host=host, port=port, config=config, log_level="warning", announce=announce, create=False,
-            door=door, capacity=capacity)  # fmt: skip
+            door=door, capacity=capacity, workers=workers)  # fmt: skip
     except DatabaseNotFoundError as error:
         raise DatabaseNotFoundError(
             f"{error}; to start a new memory with a key: mnemonite keys create --user USER --db PATH"

@@ -8,10 +8,15 @@ Routes come from the verb tables of each tier (`mnemonite.server.verbs`); the MC
 from __future__ import annotations
 
 import asyncio
+import base64
 import errno
 import ipaddress
+import logging
+import os
+import pickle
 import socket
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
@@ -34,6 +39,8 @@ from mnemonite.server.ui import add_inspector
 from mnemonite.server.verbs import Verb, add_routes
 
 __all__ = ["VERBS", "Capacity", "check_exposure", "create_app", "openapi", "openapi_document", "run", "serve"]
+
+log = logging.getLogger("mnemonite.server")
 
 VERBS: tuple[Verb, ...] = (*episodic.VERBS, *semantic.VERBS, *graph.VERBS, *admin.VERBS)
 # the agent tiers and the nine memory tools
@@ -245,16 +252,113 @@ async def serve(
         await mem.close()
 
 
-def run(memory_url: str | None, **options: Any) -> None:
+def run(memory_url: str | None, *, workers: int = 1, **options: Any) -> None:
     """`serve` until interrupted, blocking: on uvloop's event loop when it is installed (the ``server`` extra
-    installs it where it runs: not on Windows), else on asyncio's. What ``mnemonite serve`` runs."""
+    installs it where it runs: not on Windows), else on asyncio's. What ``mnemonite serve`` runs.
+
+    ``workers`` > 1 serves from that many processes sharing the port (`_supervise`): each opens the memory, and
+    this process embeds what they write (one indexer, not one per worker) and starts a worker again if it dies.
+    """
+    if workers < 1:
+        raise ConfigurationError(f"workers must be at least 1, got {workers}")
+    if workers > 1:
+        _supervise(memory_url, workers, **options)
+        return
+    _run_loop(serve(memory_url, **options))
+
+
+def _run_loop(main: Coroutine[Any, Any, None]) -> None:
     try:
         import uvloop
     except ImportError:
-        asyncio.run(serve(memory_url, **options))
+        asyncio.run(main)
         return
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(serve(memory_url, **options))
+        runner.run(main)
+
+
+_WORKER_SPEC = "MNEMONITE_SERVE_WORKER"  # how a worker process learns what to serve (set by `_supervise`)
+
+
+def _supervise(
+    memory_url: str | None,
+    workers: int,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    config: MemoryConfig | None = None,
+    log_level: str = "info",
+    announce: Callable[[], object] | None = None,
+    create: bool = True,
+    door: Door = OPEN,
+    capacity: Capacity | None = None,
+) -> None:
+    """Serve from ``workers`` processes (uvicorn's supervisor: a worker that dies is started again).
+
+    Over SQLite the workers share one file (one writer at a time, as any processes do); over PostgreSQL, the
+    server. The workers do not embed in the background: this process does, for all of them, so that no record is
+    embedded twice; a search meanwhile embeds what it needs itself, as always.
+    """
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    config = config or MemoryConfig.from_env(None, url=memory_url)
+    if memory_url is not None:
+        config = config.model_copy(update={"url": memory_url})
+
+    async def check() -> None:
+        mem = await Memory.open(config=config, create=create, embedder=None)
+        try:
+            await check_exposure(mem, host)
+        finally:
+            await mem.close()
+
+    asyncio.run(check())
+    quiet = config.model_copy(update={"index_in_background": False, "index_on_close": False})
+    spec = {"config": quiet, "host": host, "door": door, "capacity": capacity or Capacity.for_machine()}
+    os.environ[_WORKER_SPEC] = base64.b64encode(pickle.dumps(spec)).decode()  # spawned workers inherit it
+    stop = threading.Event()
+    indexer = threading.Thread(target=_index_for_workers, args=(config, stop), name="mnemonite-indexer", daemon=True)
+    with _bound(host, port) as sock:
+        if announce is not None:
+            announce()
+        indexer.start()
+        served = uvicorn.Config(
+            f"{__name__}:worker_app", factory=True, host=host, port=port, workers=workers, log_level=log_level,
+            lifespan="on",
+        )  # fmt: skip
+        try:
+            Multiprocess(served, sockets=[sock]).run()
+        finally:
+            stop.set()
+            indexer.join(timeout=30)
+
+
+def worker_app() -> FastAPI:
+    """The app of one worker process of `_supervise` (uvicorn's factory)."""
+    spec = pickle.loads(base64.b64decode(os.environ[_WORKER_SPEC]))  # written by this process's parent
+    return create_app(config=spec["config"], host=spec["host"], door=spec["door"], capacity=spec["capacity"])
+
+
+def _index_for_workers(config: MemoryConfig, stop: threading.Event) -> None:
+    """Embed what the workers write until ``stop``: a look every half second, everything waiting at each."""
+
+    async def loop() -> None:
+        mem = await Memory.open(config=config.model_copy(update={"index_in_background": False}))
+        try:
+            while not stop.is_set():
+                try:
+                    embedded = await mem.index()
+                except Exception:  # the database restarting, a full disk: said, and tried again
+                    log.exception("serve: embedding the workers' records failed; trying again in 5 s")
+                    embedded = 0
+                    await asyncio.sleep(4.5)
+                if not embedded:
+                    await asyncio.sleep(0.5)
+        finally:
+            await mem.close()
+
+    asyncio.run(loop())
 
 
 @contextmanager
