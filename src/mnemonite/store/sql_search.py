@@ -698,7 +698,7 @@ class SearchMethods:
             return await superseded_among(db, ids, as_of)
 
     async def pending_texts(self, kind: RecordKind, model: str, limit: int) -> list[tuple[int, str]]:
-        async with self._sql_read() as db:
+        async with self._sql_write() as db:  # moves the index position over rows that have their vector already
             return await pending_texts(db, kind, model, limit)
 
     async def unembedded(

@@ -126,8 +126,12 @@ class SQLiteMemoryStore(
     def __init__(self, path: Path | str = "mnemonite.db", *, busy_timeout: float = BUSY_TIMEOUT) -> None:
         self.path = path if str(path) == ":memory:" else Path(path)
         self.busy_timeout = busy_timeout  # seconds a write waits for another connection's lock
-        self._db: aiosqlite.Connection | None = None
+        self._db: aiosqlite.Connection | None = None  # the writer (and the reader of an in-memory database)
         self._lock = asyncio.Lock()
+        # A file has a second connection for reads: in WAL mode a read sees the last commit without waiting for a
+        # write transaction in progress (an API key's check, a search, while the indexer saves a batch).
+        self._reader: aiosqlite.Connection | None = None
+        self._read_lock = asyncio.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -137,16 +141,25 @@ class SQLiteMemoryStore(
             self._db = await self._connect()
         try:
             with self._translated():
-                await self._db.execute(f"PRAGMA busy_timeout = {round(self.busy_timeout * 1000)}")
-                for pragma in _PRAGMAS:
-                    await self._db.execute(pragma)
-                await self._db.create_function("mnemonite_text_hash", 1, text_hash, deterministic=True)
+                await self._configure(self._db)
                 await self._db.execute("PRAGMA journal_mode = WAL")
             async with self._write() as db:
                 await self._upgrade(db)
+            if self._reader is None and isinstance(self.path, Path):
+                reader = await self._connect()
+                self._reader = reader
+                with self._translated():
+                    await self._configure(reader)
+                    await reader.execute("PRAGMA query_only = ON")  # a write through it is a bug: it fails
         except BaseException:
             await self.close()
             raise
+
+    async def _configure(self, db: aiosqlite.Connection) -> None:
+        await db.execute(f"PRAGMA busy_timeout = {round(self.busy_timeout * 1000)}")
+        for pragma in _PRAGMAS:
+            await db.execute(pragma)
+        await db.create_function("mnemonite_text_hash", 1, text_hash, deterministic=True)
 
     async def _connect(self) -> aiosqlite.Connection:
         if isinstance(self.path, Path):
@@ -196,6 +209,10 @@ class SQLiteMemoryStore(
     async def close(self) -> None:
         # after the read or write in flight (another task's, or another thread's through SyncMemory): closed
         # mid-transaction, the connection kept the database's write lock for the rest of the process
+        async with self._read_lock:
+            if self._reader is not None:
+                await self._reader.close()
+                self._reader = None
         async with self._lock:
             if self._db is not None:
                 await self._db.close()
@@ -203,6 +220,19 @@ class SQLiteMemoryStore(
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
+        """The reading connection (the writer for an in-memory database, which has one connection)."""
+        if self._reader is None:
+            async with self._writer() as db:
+                yield db
+            return
+        async with self._read_lock:
+            if self._reader is None:
+                raise StoreError(CLOSED_STORE)
+            with self._translated():
+                yield self._reader
+
+    @asynccontextmanager
+    async def _writer(self) -> AsyncIterator[aiosqlite.Connection]:
         async with self._lock:
             if self._db is None:
                 raise StoreError(CLOSED_STORE)
@@ -211,7 +241,7 @@ class SQLiteMemoryStore(
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
-        async with self._read() as db:
+        async with self._writer() as db:
             try:
                 await db.execute("BEGIN IMMEDIATE")
                 yield db
