@@ -8,12 +8,10 @@ Routes come from the verb tables of each tier (`mnemonite.server.verbs`); the MC
 from __future__ import annotations
 
 import asyncio
-import base64
 import errno
+import functools
 import ipaddress
 import logging
-import os
-import pickle
 import socket
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
@@ -277,9 +275,6 @@ def _run_loop(main: Coroutine[Any, Any, None]) -> None:
         runner.run(main)
 
 
-_WORKER_SPEC = "MNEMONITE_SERVE_WORKER"  # how a worker process learns what to serve (set by `_supervise`)
-
-
 def _supervise(
     memory_url: str | None,
     workers: int,
@@ -315,8 +310,7 @@ def _supervise(
 
     asyncio.run(check())
     quiet = config.model_copy(update={"index_in_background": False, "index_on_close": False})
-    spec = {"config": quiet, "host": host, "door": door, "capacity": capacity or Capacity.for_machine()}
-    os.environ[_WORKER_SPEC] = base64.b64encode(pickle.dumps(spec)).decode()  # spawned workers inherit it
+    app = functools.partial(worker_app, quiet, host, door, capacity or Capacity.for_machine())  # pickled to each
     stop = threading.Event()
     indexer = threading.Thread(target=_index_for_workers, args=(config, stop), name="mnemonite-indexer", daemon=True)
     with _bound(host, port) as sock:
@@ -324,9 +318,8 @@ def _supervise(
             announce()
         indexer.start()
         served = uvicorn.Config(
-            f"{__name__}:worker_app", factory=True, host=host, port=port, workers=workers, log_level=log_level,
-            lifespan="on",
-        )  # fmt: skip
+            app, factory=True, host=host, port=port, workers=workers, log_level=log_level, lifespan="on"
+        )
         try:
             Multiprocess(served, sockets=[sock]).run()
         finally:
@@ -334,10 +327,9 @@ def _supervise(
             indexer.join(timeout=30)
 
 
-def worker_app() -> FastAPI:
-    """The app of one worker process of `_supervise` (uvicorn's factory)."""
-    spec = pickle.loads(base64.b64decode(os.environ[_WORKER_SPEC]))  # written by this process's parent
-    return create_app(config=spec["config"], host=spec["host"], door=spec["door"], capacity=spec["capacity"])
+def worker_app(config: MemoryConfig, host: str, door: Door, capacity: Capacity) -> FastAPI:
+    """The app of one worker process of `_supervise` (uvicorn's factory, its arguments bound there)."""
+    return create_app(config=config, host=host, door=door, capacity=capacity)
 
 
 def _index_for_workers(config: MemoryConfig, stop: threading.Event) -> None:

@@ -65,7 +65,7 @@ def translated(path: Path | str, busy_timeout: float) -> Iterator[None]:
 
 def typed(error: sqlite3.Error, path: Path | str, busy_timeout: float) -> StoreError:
     """The `StoreError` subclass for a driver error, its message naming the cause and the remedy."""
-    text = str(error)
+    text = " ".join(str(error).split())  # one line: a damaged schema's message quotes its broken SQL
     code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
     if code in (_BUSY, _LOCKED) or "locked" in text:
         return StoreBusyError(
