@@ -255,9 +255,9 @@ def summary(backend: str, run: Run, lost: int, args: argparse.Namespace) -> list
     at_sixth = [g for g in run.gauges if g[0] <= sixth] or run.gauges[:1]
     rss_ratio = run.gauges[-1][1] / at_sixth[-1][1]
     anon_ratio = run.gauges[-1][2] / at_sixth[-1][2]
-    second = [s.ms for s in run.samples if sixth <= s.at < 2 * sixth]
-    last = [s.ms for s in run.samples if s.at >= minutes * 60 - sixth]
-    p95_ratio = percentile(last, 95) / percentile(second, 95)
+    second = [s for s in run.samples if sixth <= s.at < 2 * sixth]
+    last = [s for s in run.samples if s.at >= minutes * 60 - sixth]
+    p95_ratio = percentile([s.ms for s in last], 95) / percentile([s.ms for s in second], 95)
     outage = run.outage
     during = [s for s in run.samples if outage and outage[0] <= s.at <= outage[1] + 30]
     failed = [s for s in run.samples if s.status == 0 or s.status >= 500 or s.status in (408, 429)]
@@ -270,6 +270,14 @@ def summary(backend: str, run: Run, lost: int, args: argparse.Namespace) -> list
         f"{f' (+{len(failed) - len(errors)} within 30 s of the restart)' if outage else ''}; lost writes {lost} |"
         f" end / minute {at}: {rss_ratio:.2f}x | its own: {anon_ratio:.2f}x | p95 last {at} min / second {at} min:"
         f" {p95_ratio:.2f}x | |"
+    )
+    ops = sorted({s.op for s in run.samples})
+    by_op = []
+    for op in ops:
+        before, after = ([s.ms for s in window if s.op == op] for window in (second, last))
+        by_op.append(f"{op} {percentile(before, 95):.0f} -> {percentile(after, 95):.0f}")
+    rows.append(
+        f"| {backend} | p95 ms by call, second {at} min -> last {at} min | {'; '.join(by_op)} | | | | | | | | | |"
     )
     return rows
 

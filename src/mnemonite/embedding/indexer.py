@@ -14,6 +14,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 
 from mnemonite.embedding.base import Embedder
+from mnemonite.errors import StoreUnavailableError
 from mnemonite.models.base import Model
 from mnemonite.models.search import RecordKind
 from mnemonite.store import Store
@@ -80,6 +81,8 @@ class Indexer:
         try:
             async for _ in self.run():
                 pass
+        except StoreUnavailableError as error:  # the database restarting: said in one line, resumed at the next write
+            log.warning("background indexing paused (%s); it resumes with the next write", error)
         except Exception:  # a background failure must not kill the app; search falls back to full text
             log.exception("background indexing failed; records stay searchable by full text")
 
