@@ -3,6 +3,7 @@
     python bench/server.py                          # 4,000 requests per backend, 32 then 64 clients, 1,000 users
     python bench/server.py --requests 1000 --backend sqlite --clients 64
     python bench/server.py --url postgresql://...   # a PostgreSQL server to create the databases on
+    python bench/server.py --workers 2              # the server in two worker processes
 
 For each backend and each number of clients: a fresh memory and one API key per user (1,000 users); the server
 (`mnemonite.server.serve`, on uvloop and httptools when installed, as `mnemonite serve` runs) in its own process
@@ -129,8 +130,9 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
-    code = f"from mnemonite.server import run; run({url!r}, host='127.0.0.1', port={port}, log_level='warning')"
+def start_server(url: str, port: int, workers: int = 1) -> subprocess.Popen[bytes]:
+    code = (f"from mnemonite.server import run; run({url!r}, host='127.0.0.1', port={port}, log_level='warning',"
+            f" workers={workers})")  # fmt: skip
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     server = subprocess.Popen([sys.executable, "-c", code], env=env)
     for _ in range(600):
@@ -157,7 +159,7 @@ async def load(url: str, args: argparse.Namespace, clients: int, attack: bool) -
     result, leaked rows, calls made."""
     keys, bad = await keys_for(url, args.users)
     port = free_port()
-    server = start_server(url, port)
+    server = start_server(url, port, args.workers)
     leaks = attempts = 0
     try:
         limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -444,6 +446,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=4000)
     parser.add_argument("--clients", type=int, nargs="+", default=[32, 64])
+    parser.add_argument("--workers", type=int, default=1, help="server processes (mnemonite serve --workers)")
     parser.add_argument("--users", type=int, default=1000)
     parser.add_argument("--backend", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"])
     parser.add_argument("--url", help="an existing PostgreSQL server (a postgresql:// URL) to create the databases on")

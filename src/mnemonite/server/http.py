@@ -317,9 +317,12 @@ def _supervise(
         if announce is not None:
             announce()
         indexer.start()
+        # a worker answers the supervisor's health check from a thread of its own; on a busy machine (the model on
+        # every core) its answer can take seconds, and a worker killed as hung drops the requests it was serving
         served = uvicorn.Config(
-            app, factory=True, host=host, port=port, workers=workers, log_level=log_level, lifespan="on"
-        )
+            app, factory=True, host=host, port=port, workers=workers, log_level=log_level, lifespan="on",
+            timeout_worker_healthcheck=30,
+        )  # fmt: skip
         try:
             Multiprocess(served, sockets=[sock]).run()
         finally:
