@@ -87,6 +87,23 @@ async def test_a_cancelled_caller_leaves_the_others_their_answers() -> None:
     assert sum(len(b) for b in model.batches) < 40 + 1  # the abandoned job's remaining slices never ran
 
 
+def test_a_forked_child_embeds_with_a_thread_of_its_own() -> None:
+    import multiprocessing
+
+    worker = EmbeddingWorker(Recorder(), 2)
+    assert asyncio.run(worker.embed(["parent"], 1))[0][0] == 6  # the parent's thread is running
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+
+    def child() -> None:
+        results.put(float(asyncio.run(worker.embed(["child!"], 1))[0][0]))
+
+    process = context.Process(target=child)
+    process.start()
+    process.join(timeout=30)
+    assert process.exitcode == 0 and results.get(timeout=5) == 6.0
+
+
 def test_callers_on_two_event_loops_in_two_threads() -> None:
     model = Recorder(pause=0.01)
     worker = EmbeddingWorker(model, 2)

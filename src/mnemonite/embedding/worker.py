@@ -82,6 +82,9 @@ class EmbeddingWorker(Generic[P]):
             return np.zeros((0, self._dimensions), dtype=np.float32)
         loop = asyncio.get_running_loop()
         job: _Job[P] = _Job(list(texts), option, loop, loop.create_future())
+        if self._state.pid != os.getpid():  # a forked child: its copy of the lock may be held by a parent thread
+            self._lock = threading.Condition()
+            self._state = _State()  # and its queue held the parent's callers
         with self._lock:
             state = self._started()
             (state.bulk if bulk else state.queries).append(job)
@@ -90,8 +93,8 @@ class EmbeddingWorker(Generic[P]):
 
     def _started(self) -> _State[P]:
         state = self._state
-        if state.pid != os.getpid() or state.thread is None or not state.thread.is_alive():
-            state = self._state = _State(pid=os.getpid())  # a forked child's queue held its parent's callers
+        if state.thread is None or not state.thread.is_alive():
+            state = self._state = _State(pid=os.getpid())
             state.thread = threading.Thread(target=self._serve, args=(state,), name="mnemonite-embed", daemon=True)
             state.thread.start()
         return state
