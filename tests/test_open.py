@@ -16,6 +16,7 @@ from mnemonite import (
     ConsolidationRule,
     DatabaseNotFoundError,
     Episode,
+    InvalidInputError,
     Memory,
     MemoryConfig,
     NotADatabaseError,
@@ -59,6 +60,16 @@ async def test_a_bare_path_opens_that_file(tmp_path: Path) -> None:
     async with await Memory.open(str(path), config=NO_MODEL) as mem:
         await mem.episodic.put(Episode(content="hello"), user="u", session="s", agent="a")
     assert path.is_file()
+
+
+async def test_a_path_object_opens_that_file_and_anything_else_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "as-path.db"
+    async with await Memory.open(path, config=NO_MODEL) as mem:
+        await mem.episodic.put(Episode(content="hello"), user="u", session="s", agent="a")
+    with SyncMemory.open(path, config=NO_MODEL) as again:
+        assert [e.content for e in again.episodic.recent("u")] == ["hello"]
+    with pytest.raises(InvalidInputError, match="url must be a string or a path, got int"):
+        await Memory.open(3, config=NO_MODEL)  # type: ignore[arg-type]
 
 
 async def test_create_false_on_a_missing_file_creates_nothing(tmp_path: Path) -> None:

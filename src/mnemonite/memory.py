@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import datetime
@@ -21,7 +22,7 @@ from mnemonite.consolidator.runner import Consolidator
 from mnemonite.embedding.base import Embedder
 from mnemonite.embedding.indexer import Indexer, IndexProgress
 from mnemonite.embedding.registry import attach, retire_readable
-from mnemonite.errors import NotFoundError
+from mnemonite.errors import InvalidInputError, NotFoundError
 from mnemonite.graph import GraphMemory
 from mnemonite.inputs import checked
 from mnemonite.keys import ApiKeys
@@ -130,7 +131,7 @@ class Memory:
     @classmethod
     async def open(
         cls,
-        url: str | None = None,
+        url: str | os.PathLike[str] | None = None,
         *,
         config: MemoryConfig | None = None,
         scorer: SalienceScorer | None = None,
@@ -141,7 +142,7 @@ class Memory:
     ) -> Memory:
         """Open (creating if needed) the memory at ``url``; with no arguments, ``./mnemonite.db``.
 
-        ``url`` may be a bare SQLite path (``./m.db``). ``create=False`` opens only an existing
+        ``url`` may be a bare SQLite path (``./m.db``, or a `pathlib.Path`). ``create=False`` opens only an existing
         database and raises `DatabaseNotFoundError` otherwise, creating nothing.
 
         ``embedder`` defaults to the packaged offline model (``config.embedder="none"`` or
@@ -150,6 +151,10 @@ class Memory:
         """
         config = config or MemoryConfig()
         if url is not None:
+            if isinstance(url, os.PathLike):
+                url = os.fspath(url)
+            if not isinstance(url, str):
+                raise InvalidInputError(f"Memory.open: url must be a string or a path, got {type(url).__name__}")
             config = config.model_copy(update={"url": url})
         locale_pack(config.locale)  # an unknown locale fails before anything is opened
         if config.reader == "parser":

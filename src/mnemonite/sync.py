@@ -4,6 +4,7 @@ run on a private event-loop thread, so there is one implementation of everything
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
@@ -538,7 +539,7 @@ class SyncMemory:
     @classmethod
     def open(
         cls,
-        url: str | None = None,
+        url: str | os.PathLike[str] | None = None,
         *,
         config: MemoryConfig | None = None,
         scorer: SalienceScorer | None = None,
