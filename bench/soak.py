@@ -2,6 +2,7 @@
 
     python bench/soak.py --minutes 60                        # SQLite, then PostgreSQL (embedded), 60 min each
     python bench/soak.py --minutes 6 --backend sqlite        # a short run
+    python bench/soak.py --minutes 20 --backend sqlite --by-call   # each call's p95 every minute too
     python bench/soak.py --minutes 20 --backend postgres --restart-at 8   # PostgreSQL crashes and restarts
 
 The server (`mnemonite.server.run`, as `mnemonite serve` runs it) serves a fresh memory of the backend in its own
@@ -66,7 +67,8 @@ class Run:
     samples: list[Sample] = field(default_factory=list)
     episodes: list[tuple[str, str]] = field(default_factory=list)  # (key, id) acknowledged
     facts: list[tuple[str, str]] = field(default_factory=list)
-    gauges: list[tuple[float, int, int, int, int | None]] = field(default_factory=list)  # (at, rss, anon, sockets, pg)
+    # (at, rss, anon, sockets, pg connections, SQLite: the database file and its write-ahead log, in bytes)
+    gauges: list[tuple[float, int, int, int, int | None, tuple[int, int] | None]] = field(default_factory=list)
     outage: tuple[float, float] | None = None  # the database restart, seconds since the start
 
 
@@ -139,11 +141,19 @@ async def operator(client: httpx.AsyncClient, key: str, run: Run, until: float) 
         run.samples.append(Sample(started - run.started, "consolidate", (time.monotonic() - started) * 1000, status))
 
 
-async def gauge(pid: int, run: Run, until: float, pg_url: str | None) -> None:
+def file_sizes(path: Path | None) -> tuple[int, int] | None:
+    """The SQLite database's file and its write-ahead log, in bytes."""
+    if path is None:
+        return None
+    wal = path.with_name(path.name + "-wal")
+    return path.stat().st_size, wal.stat().st_size if wal.exists() else 0
+
+
+async def gauge(pid: int, run: Run, until: float, pg_url: str | None, database: Path | None) -> None:
     while time.monotonic() < until:
         rss, anon, sockets = rss_and_sockets(pid)
         connections = await pg_connections(pg_url) if pg_url else None
-        run.gauges.append((time.monotonic() - run.started, rss, anon, sockets, connections))
+        run.gauges.append((time.monotonic() - run.started, rss, anon, sockets, connections, file_sizes(database)))
         await asyncio.sleep(5)
 
 
@@ -212,8 +222,9 @@ async def soak(backend: str, url: str, args: argparse.Namespace, pg: Any = None)
             jobs = [agent(client, keys[i % len(keys)], run, random.Random(rng.random()), until, args.think)
                     for i in range(args.clients)]  # fmt: skip
             pg_url = url if backend == "postgres" else None
-            jobs += [operator(client, admin, run, until), gauge(server.pid, run, until, pg_url)]
-            jobs += [report(run, until, backend)]
+            database = Path(url.removeprefix("sqlite:///")) if backend == "sqlite" else None
+            jobs += [operator(client, admin, run, until), gauge(server.pid, run, until, pg_url, database)]
+            jobs += [report(run, until, backend, args.by_call)]
             if pg is not None and args.restart_at is not None:
                 jobs.append(restart_postgres(pg, run, args.restart_at * 60))
             await asyncio.gather(*jobs)
@@ -224,14 +235,20 @@ async def soak(backend: str, url: str, args: argparse.Namespace, pg: Any = None)
     return summary(backend, run, lost, args)
 
 
-async def report(run: Run, until: float, backend: str) -> None:
-    """One line per minute while the soak runs (on stderr: the tables go to stdout at the end)."""
+async def report(run: Run, until: float, backend: str, by_call: bool) -> None:
+    """One line per minute while the soak runs (on stderr: the tables go to stdout at the end); with ``by_call``
+    a second line with each call's p95."""
     minute = 1
     while time.monotonic() < until:
         await asyncio.sleep(max(0.0, run.started + 60 * minute - time.monotonic()))
         line = minute_row(backend, run, minute)
         if line:
             print(line, file=sys.stderr, flush=True)
+        if by_call:
+            window = [s for s in run.samples if 60 * (minute - 1) <= s.at < 60 * minute]
+            calls = sorted({s.op for s in window})
+            p95 = (f"{op} {percentile([s.ms for s in window if s.op == op], 95):.0f}" for op in calls)
+            print(f"  p95 ms by call: {'; '.join(p95)}", file=sys.stderr, flush=True)
         minute += 1
 
 
@@ -242,10 +259,11 @@ def minute_row(backend: str, run: Run, minute: int) -> str | None:
     ms = [s.ms for s in window]
     errors = sum(1 for s in window if s.status == 0 or s.status >= 500 or s.status in (408, 429))
     gauges = [g for g in run.gauges if g[0] < 60 * minute]
-    _, rss, anon, sockets, pg = gauges[-1] if gauges else (0, 0, 0, 0, None)
+    _, rss, anon, sockets, pg, files = gauges[-1] if gauges else (0, 0, 0, 0, None, None)
+    on_disk = "" if files is None else f"{files[0] / 2**20:.0f} + {files[1] / 2**20:.0f}"
     return (f"| {backend} | {minute} | {len(window):,} | {len(window) / 60:.1f} | {percentile(ms, 50):.1f} |"
             f" {percentile(ms, 95):.1f} | {percentile(ms, 99):.1f} | {errors} | {rss / 2**20:.0f} |"
-            f" {anon / 2**20:.0f} | {sockets} | {'' if pg is None else pg} |")  # fmt: skip
+            f" {anon / 2**20:.0f} | {sockets} | {'' if pg is None else pg} | {on_disk} |")  # fmt: skip
 
 
 def summary(backend: str, run: Run, lost: int, args: argparse.Namespace) -> list[str]:
@@ -269,7 +287,7 @@ def summary(backend: str, run: Run, lost: int, args: argparse.Namespace) -> list
         f" acknowledged, {consolidations} consolidation runs | | | | | errors {len(errors)}"
         f"{f' (+{len(failed) - len(errors)} within 30 s of the restart)' if outage else ''}; lost writes {lost} |"
         f" end / minute {at}: {rss_ratio:.2f}x | its own: {anon_ratio:.2f}x | p95 last {at} min / second {at} min:"
-        f" {p95_ratio:.2f}x | |"
+        f" {p95_ratio:.2f}x | | |"
     )
     ops = sorted({s.op for s in run.samples})
     by_op = []
@@ -277,14 +295,14 @@ def summary(backend: str, run: Run, lost: int, args: argparse.Namespace) -> list
         before, after = ([s.ms for s in window if s.op == op] for window in (second, last))
         by_op.append(f"{op} {percentile(before, 95):.0f} -> {percentile(after, 95):.0f}")
     rows.append(
-        f"| {backend} | p95 ms by call, second {at} min -> last {at} min | {'; '.join(by_op)} | | | | | | | | | |"
+        f"| {backend} | p95 ms by call, second {at} min -> last {at} min | {'; '.join(by_op)} | | | | | | | | | | |"
     )
     return rows
 
 
 async def main(args: argparse.Namespace) -> None:
     lines = ["| backend | minute | requests | req/s | p50 ms | p95 ms | p99 ms | errors | RSS MiB | its own MiB |"
-             " sockets | PostgreSQL connections |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+             " sockets | PostgreSQL connections | SQLite file + WAL MiB |", "|---" * 13 + "|"]  # fmt: skip
     print("\n".join(lines), file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
@@ -310,5 +328,6 @@ if __name__ == "__main__":
     parser.add_argument("--think", type=float, default=0.25, help="mean seconds an agent waits between calls")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--restart-at", type=float, help="PostgreSQL: crash and restart it at this minute")
+    parser.add_argument("--by-call", action="store_true", help="print each call's p95 every minute as well")
     parser.add_argument("--url", help="an existing PostgreSQL server (a postgresql:// URL) to create the database on")
     asyncio.run(main(parser.parse_args()))
