@@ -309,6 +309,37 @@ def test_v1_database_is_upgraded_and_indexed(tmp_path: Path) -> None:
         assert [h.record.id for h in mem.search(Scope(user="u"), "violin")] == ["old"]
 
 
+async def test_vectors_of_a_v15_database_move_to_a_rowid_table_and_stay(tmp_path: Path) -> None:
+    """Schema 16 rebuilds the vectors table as an ordinary one (a WITHOUT ROWID row of 1.5 KiB spilled into an
+    overflow page of its own): every vector is kept, nothing waits to be embedded again, and the file shrinks."""
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    texts = [f"note {n}: the violin lesson moved to room {n}" for n in range(300)]
+    async with await Memory.open(url) as mem:
+        await mem.episodic.put_many([ep(f"e{n}", t) for n, t in enumerate(texts)], user="alex", session="s", agent="a")
+        await mem.index()
+        before = await mem.search(Scope(user="alex"), "music class room", k=5)
+    with sqlite3.connect(tmp_path / "old.db") as db:  # the table as schema 15 made it
+        db.executescript(
+            "CREATE TABLE v15 (kind TEXT NOT NULL CHECK (kind IN ('episode', 'fact')), model TEXT NOT NULL,"
+            " seq INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (kind, model, seq)) WITHOUT ROWID;"
+            " INSERT INTO v15 SELECT * FROM vectors; DROP TABLE vectors; ALTER TABLE v15 RENAME TO vectors;"
+            " DELETE FROM schema_version WHERE version = 16;"
+        )
+        old_pages = db.execute("SELECT count(*) FROM dbstat WHERE name = 'vectors'").fetchone()[0]
+        count = db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    assert count == 300
+    async with await Memory.open(url) as mem:
+        assert (await mem.health()).pending_embeddings == 0
+        after = await mem.search(Scope(user="alex"), "music class room", k=5)
+        assert [(h.record.id, h.cosine) for h in after] == [(h.record.id, h.cosine) for h in before]
+    with sqlite3.connect(tmp_path / "old.db") as db:
+        sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'vectors'").fetchone()[0]
+        assert "WITHOUT ROWID" not in sql
+        assert db.execute("SELECT count(*) FROM vectors").fetchone()[0] == 300
+        pages = db.execute("SELECT count(*) FROM dbstat WHERE name = 'vectors'").fetchone()[0]
+    assert pages < old_pages / 2  # about 2 KiB a vector against 4.6
+
+
 async def test_since_until_accept_aware_datetimes_only(filled: Memory) -> None:
     with pytest.raises(InvalidInputError, match="timezone"):
         await filled.search(Scope(user="alex"), "x", since=datetime(2025, 1, 1))

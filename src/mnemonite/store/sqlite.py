@@ -77,6 +77,7 @@ SCHEMA_FILES = (
     (13, "013_message_text_updates.sql"),
     (14, "014_pending_facts.sql"),
     (15, "015_learned_graph.sql"),
+    (16, "016_vectors_rowid.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
 BUSY_TIMEOUT = 10.0  # seconds; MemoryConfig.busy_timeout
