@@ -309,7 +309,9 @@ def test_v1_database_is_upgraded_and_indexed(tmp_path: Path) -> None:
         assert [h.record.id for h in mem.search(Scope(user="u"), "violin")] == ["old"]
 
 
-async def test_vectors_of_a_v15_database_move_to_a_rowid_table_and_stay(tmp_path: Path) -> None:
+async def test_vectors_of_a_v15_database_move_to_a_rowid_table_and_stay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """Schema 16 rebuilds the vectors table as an ordinary one (a WITHOUT ROWID row of 1.5 KiB spilled into an
     overflow page of its own): every vector is kept, nothing waits to be embedded again, and the file shrinks."""
     url = f"sqlite:///{tmp_path / 'old.db'}"
@@ -328,7 +330,11 @@ async def test_vectors_of_a_v15_database_move_to_a_rowid_table_and_stay(tmp_path
         old_pages = db.execute("SELECT count(*) FROM dbstat WHERE name = 'vectors'").fetchone()[0]
         count = db.execute("SELECT count(*) FROM vectors").fetchone()[0]
     assert count == 300
-    async with await Memory.open(url) as mem:
+    monkeypatch.setattr(sqlite, "VECTORS_MOVE_SAID", 300)  # a large database is told why its first open is slow
+    with caplog.at_level(logging.WARNING, logger="mnemonite.store"):
+        mem = await Memory.open(url)
+    assert "moving 300 stored vectors" in caplog.text
+    async with mem:
         assert (await mem.health()).pending_embeddings == 0
         after = await mem.search(Scope(user="alex"), "music class room", k=5)
         assert [(h.record.id, h.cosine) for h in after] == [(h.record.id, h.cosine) for h in before]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -61,6 +62,8 @@ from mnemonite.store.sql_working import WorkingMethods
 
 __all__ = ["SQLiteMemoryStore"]
 
+log = logging.getLogger("mnemonite.store")
+
 SCHEMA_FILES = (
     (1, "001_base.sql"),
     (2, "002_search.sql"),
@@ -80,6 +83,8 @@ SCHEMA_FILES = (
     (16, "016_vectors_rowid.sql"),
 )
 SCHEMA_VERSION = SCHEMA_FILES[-1][0]
+VECTORS_ROWID = 16  # rewrites the vectors table: a few seconds per 100,000 vectors, said before it starts
+VECTORS_MOVE_SAID = 100_000  # from this many vectors
 BUSY_TIMEOUT = 10.0  # seconds; MemoryConfig.busy_timeout
 _PRAGMAS = (
     "PRAGMA foreign_keys = ON",
@@ -200,6 +205,8 @@ class SQLiteMemoryStore(
         # every shipped file not applied yet, in order: numbers need not be contiguous in a database's history
         for version, name in SCHEMA_FILES:
             if version not in applied:
+                if version == VECTORS_ROWID and applied:
+                    await _announce_vectors_move(db)
                 for statement in _schema_statements(name):
                     await db.execute(statement)
                 await db.execute(
@@ -438,6 +445,18 @@ class SQLiteMemoryStore(
                 await db.backup(copy)
             finally:
                 copy.close()
+
+
+async def _announce_vectors_move(db: aiosqlite.Connection) -> None:
+    """Say that opening a database of schema 15 or older moves its vectors (once), when it holds many."""
+    (count,) = await _scalars(db, "SELECT count(*) FROM vectors")
+    if count >= VECTORS_MOVE_SAID:
+        log.warning(
+            "upgrading the database to schema %d: moving %s stored vectors to a table that takes half the space"
+            " (once; about 3 s per 100,000 vectors)",
+            VECTORS_ROWID,
+            f"{count:,}",
+        )
 
 
 def _schema_statements(name: str) -> list[str]:
