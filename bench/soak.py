@@ -34,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -281,11 +282,14 @@ def summary(backend: str, run: Run, lost: int, args: argparse.Namespace) -> list
     failed = [s for s in run.samples if s.status == 0 or s.status >= 500 or s.status in (408, 429)]
     errors = [s for s in failed if s not in during]
     consolidations = sum(1 for s in run.samples if s.op == "consolidate" and s.status == 200)
+    kinds = Counter(f"{s.op} {s.status or 'transport error'}" for s in failed)  # what failed, and how
+    failures = f" ({', '.join(f'{kind}: {n}' for kind, n in kinds.most_common())})" if kinds else ""
     at = f"{sixth / 60:.3g}"
     rows.append(
         f"| {backend} | summary | {len(run.samples):,} requests, {len(run.episodes) + len(run.facts):,} writes"
         f" acknowledged, {consolidations} consolidation runs | | | | | errors {len(errors)}"
-        f"{f' (+{len(failed) - len(errors)} within 30 s of the restart)' if outage else ''}; lost writes {lost} |"
+        f"{f' (+{len(failed) - len(errors)} within 30 s of the restart)' if outage else ''}{failures};"
+        f" lost writes {lost} |"
         f" end / minute {at}: {rss_ratio:.2f}x | its own: {anon_ratio:.2f}x | p95 last {at} min / second {at} min:"
         f" {p95_ratio:.2f}x | | |"
     )
