@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from conftest import at, ep
@@ -833,3 +834,18 @@ async def test_a_turn_that_names_things_ranks_above_one_that_only_asks(memory_ur
         assert list(await top(specificity_weight=0, asking_penalty=0.3)) == [told, asked]
         # The prior works over the in-memory full-text index; with the store's own full text it is left out.
         assert await top(lexical="fts5") == await top(lexical="fts5", specificity_weight=0, asking_penalty=0)
+
+
+def test_cosines_on_one_thread_match_blas(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mnemonite.search import cosine
+
+    rng = np.random.default_rng(3)
+    matrix = rng.normal(size=(3000, 384)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    vector = matrix[17] + 0.1 * matrix[5]
+    vector /= np.linalg.norm(vector)
+    ours = cosine.cosines(matrix, vector)
+    assert ours.dtype == np.float32 and ours.shape == (3000,)
+    assert np.allclose(ours, matrix @ vector, atol=1e-6) and int(np.argmax(ours)) == 17
+    monkeypatch.setattr(cosine, "ONE_THREAD_ROWS", 100)  # above it: BLAS, the same cosines
+    assert np.allclose(cosine.cosines(matrix, vector), ours, atol=1e-6)

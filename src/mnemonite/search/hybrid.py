@@ -51,6 +51,7 @@ from mnemonite.scope import Scope
 from mnemonite.search import ann
 from mnemonite.search import query as q
 from mnemonite.search.cache import ByteBoundedCache
+from mnemonite.search.cosine import cosines
 from mnemonite.search.fusion import impute_by_rank, linear_fusion, rrf_fusion
 from mnemonite.search.lexical import Column, LexicalIndex, positions
 from mnemonite.search.rerank import Reranker
@@ -400,7 +401,7 @@ class SearchEngine:
         position = await self._store.index_position(kind, embedder.model)
         seqs, matrix = await self._vectors(kind, index, embedder.model, embedder.dimensions, position)
         self._users.settle([(kind, flt.scope.user)])
-        scores = matrix @ vector
+        scores = cosines(matrix, vector)
         for wide in (8 * k, None):
             if wide is None:
                 at = positions(seqs, await self._store.selected(kind, flt))
@@ -565,7 +566,7 @@ class SearchEngine:
             seqs, matrix = await self._embed(kind, found, writer, head)
             self._covered(found, seqs, True)  # scored here below where the store ranks vectors itself
             if self._ranker is not None:  # the store ranked before these had vectors: score them here
-                scores = matrix @ qvecs[writer.model][1]
+                scores = cosines(matrix, qvecs[writer.model][1])
                 _keep_best(found.ranked, dict(zip(seqs.tolist(), scores.tolist(), strict=True)))
         return {seq for seq, _ in rows[len(head) :]}
 
@@ -1107,7 +1108,7 @@ def _exact(
         seqs, matrix = seqs[at], matrix[at]
     if not len(seqs):
         return {}
-    scores = matrix @ vector
+    scores = cosines(matrix, vector)
     if limit is not None and limit < len(scores):
         top = np.argpartition(-scores, limit - 1)[:limit]
         seqs, scores = seqs[top], scores[top]
