@@ -6,8 +6,9 @@
     python bench/soak.py --minutes 20 --backend postgres --restart-at 8   # PostgreSQL crashes and restarts
 
 The server (`mnemonite.server.run`, as `mnemonite serve` runs it) serves a fresh memory of the backend in its own
-process, with a consolidation rule that runs after every 50 new episodes. ``--clients`` concurrent agents, each
-one user of ``--users`` with its own API key, loop over a seeded mix, pausing ``--think`` seconds (uniformly 0 to
+process, with a consolidation rule that runs after every 50 new episodes. ``--clients`` concurrent agents (agent i
+is user i mod ``--users``, with its own API key: more users than agents leaves the rest idle, fewer makes
+agents share a user, whose records then grow faster) loop over a seeded mix, pausing ``--think`` seconds (uniformly 0 to
 twice that) between calls: 25% record a turn (`POST /v1/episodes`), 15% remember a statement (`POST /v1/facts`),
 35% search (`POST /v1/search`), 15% call a memory tool (`fact_search` or `recall_episodes`), 10% read the newest
 turns; an operator runs the consolidation rule every 30 s (`POST /v1/rules/{id}/run`).
