@@ -21,7 +21,7 @@ from mnemonite import (
     MemoryConfig,
     Scope,
 )
-from mnemonite.consolidator.llm import redact
+from mnemonite.consolidator.llm import as_sent, redact
 from mnemonite.consolidator.runner import Consolidator
 from mnemonite.models.fact import Fact
 
@@ -276,3 +276,17 @@ async def test_secret_session_messages_never_reach_the_model(mem: Memory) -> Non
     sent = "\n".join(script.prompts())
     assert "cat was born" not in sent and "I play the cello." in sent and "withheld" in sent
     assert report.admitted == 2  # statements of both, cited by message id, stay in this memory
+
+
+def test_an_id_the_prompt_redaction_changed_is_read_back_as_itself() -> None:
+    """A random hex id can hold a run of digits that reads as a card number; the prompt carries it redacted, the
+    model quotes it so, and the statement still belongs to its message."""
+    from mnemonite.consolidator.phases import _parsed_statements
+
+    turn_id = "11dd527b555c4eb4111111111111111bb9f"
+    quoted = redact(turn_id)
+    assert quoted != turn_id
+    answer = {"statements": [{"source_id": quoted, "text": "Sam lives in Porto"}]}
+    assert _parsed_statements(answer, as_sent([turn_id, "plain"])) == [(turn_id, "Sam lives in Porto")]
+    with pytest.raises(LLMProviderError, match="not offered"):
+        _parsed_statements({"statements": [{"source_id": ["x"], "text": "t"}]}, as_sent([turn_id]))

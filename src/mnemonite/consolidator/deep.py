@@ -20,6 +20,7 @@ from typing import Any
 
 from mnemonite.consolidator import prompts
 from mnemonite.consolidator.extract import Extractor
+from mnemonite.consolidator.llm import as_sent
 from mnemonite.consolidator.phases import Context, Tally, ask, is_machine, is_user, listing
 from mnemonite.consolidator.segment import words
 from mnemonite.errors import LLMProviderError
@@ -129,11 +130,11 @@ async def _procedures(ctx: Context, tally: Tally, turns: Sequence[Turn]) -> list
         shown = prompts.turns_listing(listing(turns[-200:]))
         answer = await ask(ctx, tally, "deep", prompts.PROCEDURE, f"Messages:\n{shown}")
         if answer is not None:
-            return _parsed_procedures(answer, {turn.id for turn in turns})
+            return _parsed_procedures(answer, as_sent(turn.id for turn in turns))
     return [*_asked_procedures(turns), *_ordered_procedures(turns), *_tool_sequences(ctx, turns)]
 
 
-def _parsed_procedures(answer: dict[str, Any], offered: set[str]) -> list[tuple[str, list[str], list[str]]]:
+def _parsed_procedures(answer: dict[str, Any], offered: dict[str, str]) -> list[tuple[str, list[str], list[str]]]:
     items = answer.get("procedures")
     if not isinstance(items, list):
         raise LLMProviderError(f"the procedure answer has no 'procedures' list: {str(answer)[:200]}")
@@ -142,9 +143,9 @@ def _parsed_procedures(answer: dict[str, Any], offered: set[str]) -> list[tuple[
         steps = item.get("steps") if isinstance(item, dict) else None
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(steps, list):
             raise LLMProviderError(f"a procedure of the answer is malformed: {str(item)[:200]}")
-        if item.get("source_id") not in offered:
+        if not isinstance(item.get("source_id"), str) or item["source_id"] not in offered:
             raise LLMProviderError(f"the procedure answer names message {item.get('source_id')!r}, not offered")
-        found.append((item["name"].strip(), [str(step) for step in steps], [str(item["source_id"])]))
+        found.append((item["name"].strip(), [str(step) for step in steps], [offered[item["source_id"]]]))
     return [item for item in found if item[0] and len(item[1]) >= 2]
 
 

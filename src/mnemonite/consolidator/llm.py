@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,7 +27,7 @@ from mnemonite.models.consolidator import Phase, Usage
 from mnemonite.recognisers import SecretScanner, marker
 from mnemonite.tokens import TokenCounter, default_counter
 
-__all__ = ["BudgetedModel", "Completion", "LLMProvider", "OpenAIProvider", "redact"]
+__all__ = ["BudgetedModel", "Completion", "LLMProvider", "OpenAIProvider", "as_sent", "redact"]
 
 log = logging.getLogger("mnemonite.consolidator")
 
@@ -50,6 +50,12 @@ def redact(text: str) -> str:
     for pattern in _SECRETS:
         text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]" if m.lastindex else "[redacted]", text)
     return text
+
+
+def as_sent(ids: Iterable[str]) -> dict[str, str]:
+    """Each id as a model may quote it back -> the id: itself, and as the prompt's redaction left it (a random hex
+    id holds a run of digits that reads as a card number about once in 250)."""
+    return {form: record_id for record_id in ids for form in (redact(record_id), record_id)}
 
 
 def _outbound(texts: Sequence[str]) -> list[str]:

@@ -24,7 +24,7 @@ from mnemonite._time import utcnow
 from mnemonite.consolidator import prompts
 from mnemonite.consolidator.budget import ConsolidatorConfig
 from mnemonite.consolidator.extract import ENGLISH_STATEMENTS, Extractor, StatementPack
-from mnemonite.consolidator.llm import BudgetedModel
+from mnemonite.consolidator.llm import BudgetedModel, as_sent
 from mnemonite.consolidator.segment import segment, summarise
 from mnemonite.errors import BudgetExceededError, InvalidInputError, LLMProviderError
 from mnemonite.judge import ConflictJudge
@@ -255,7 +255,7 @@ async def _statements(
             answer = await ask(ctx, tally, "standard", prompts.EXTRACT, _extract_prompt(chunk, job, names))
             if answer is None:
                 return await asyncio.to_thread(_rule_statements, ctx, turns, job.user, names)
-            for turn_id, text in _parsed_statements(answer, {turn.id for turn in chunk}):
+            for turn_id, text in _parsed_statements(answer, as_sent(turn.id for turn in chunk)):
                 planned.setdefault(turn_id, []).append(text)
         return planned
     return await asyncio.to_thread(_rule_statements, ctx, turns, job.user, names)  # parsing: off the event loop
@@ -289,7 +289,7 @@ def _extract_prompt(turns: Sequence[Turn], job: ClaimedJob, names: Sequence[str]
     return f"The user goes by: {who}.\n\nMessages:\n{prompts.turns_listing(listing(turns))}"
 
 
-def _parsed_statements(answer: dict[str, Any], offered: set[str]) -> list[tuple[str, str]]:
+def _parsed_statements(answer: dict[str, Any], offered: dict[str, str]) -> list[tuple[str, str]]:
     """(message id, text) pairs of an extraction answer; anything malformed raises `LLMProviderError`."""
     items = answer.get("statements")
     if not isinstance(items, list):
@@ -298,9 +298,9 @@ def _parsed_statements(answer: dict[str, Any], offered: set[str]) -> list[tuple[
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
             raise LLMProviderError(f"a statement of the extraction answer is malformed: {str(item)[:200]}")
-        if item.get("source_id") not in offered:
+        if not isinstance(item.get("source_id"), str) or item["source_id"] not in offered:
             raise LLMProviderError(f"the extraction answer names message {item.get('source_id')!r}, not offered")
-        found.append((str(item["source_id"]), item["text"].strip()))
+        found.append((offered[item["source_id"]], item["text"].strip()))
     return found
 
 
