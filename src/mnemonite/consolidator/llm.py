@@ -54,7 +54,7 @@ def redact(text: str) -> str:
 
 def as_sent(ids: Iterable[str]) -> dict[str, str]:
     """Each id as a model may quote it back -> the id: itself, and as the prompt's redaction left it (a random hex
-    id holds a run of digits that reads as a card number about once in 250)."""
+    id holds a run of digits that reads as a card number: 23 of 20,000 new ids)."""
     return {form: record_id for record_id in ids for form in (redact(record_id), record_id)}
 
 
