@@ -133,3 +133,18 @@ async def test_the_packaged_model_embeds_the_same_through_the_worker() -> None:
     bulk = await model.embed_batch(texts)
     for a, b in zip(alone, bulk, strict=True):
         assert float(np.dot(a, b)) > 0.999
+
+
+async def test_stop_lets_the_running_batch_finish_and_a_later_text_starts_a_new_thread() -> None:
+    model = Recorder(pause=0.2)
+    worker = EmbeddingWorker(model, 2, slice_size=4)
+    dropped = asyncio.ensure_future(worker.embed(["a"] * 12, 1, bulk=True))
+    while not model.batches:
+        await asyncio.sleep(0.005)
+    first = worker._state.thread
+    assert first is not None
+    await asyncio.to_thread(worker.stop)  # as at the interpreter's exit: the slice being run ends, nothing after it
+    assert not first.is_alive() and len(model.batches) == 1 and not dropped.done()
+    assert (await worker.embed(["again"], 1))[0][0] == 5
+    assert worker._state.thread is not first and len(model.batches) == 2
+    dropped.cancel()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,3 +82,25 @@ async def test_an_async_memory_closed_twice_is_closed_once(tmp_path: Path) -> No
         await mem.close()
     with pytest.raises(StoreError, match="closed"):
         await mem.episodic.recent("u")
+
+
+EXITS_OPEN = """
+import sys
+from mnemonite import MemoryConfig, Scope, SyncMemory
+
+mem = SyncMemory.open(config=MemoryConfig(url=sys.argv[1], index_on_close=False))
+tools = mem.tools.for_scope(Scope(user="alice", agent="a"))
+for i in range(40):  # the background indexer is embedding these when the script ends
+    tools.call("fact_remember", {"text": f"alice keeps note {i} about the garden"})
+print("done")
+"""
+
+
+def test_a_memory_left_open_is_closed_at_exit_with_its_audit_rows(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    ran = subprocess.run([sys.executable, "-c", EXITS_OPEN, url], capture_output=True, text=True, timeout=120)
+    assert (ran.returncode, ran.stdout.strip()) == (0, "done"), ran.stderr
+    assert "Task was destroyed" not in ran.stderr and "terminate" not in ran.stderr, ran.stderr
+    with SyncMemory.open(url, embedder=None) as mem:
+        calls = mem.tools.calls(Scope(user="alice", agent="a"), limit=100)
+        assert [(c.tool, c.outcome) for c in calls] == [("fact_remember", "ok")] * 40

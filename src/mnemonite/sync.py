@@ -4,8 +4,11 @@ run on a private event-loop thread, so there is one implementation of everything
 from __future__ import annotations
 
 import asyncio
+import atexit
+import logging
 import os
 import threading
+import weakref
 from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from datetime import datetime
@@ -69,6 +72,14 @@ from mnemonite.tiers.episodic import RecalledEpisode
 __all__ = ["SyncMemory"]
 
 T = TypeVar("T")
+log = logging.getLogger("mnemonite")
+_OPEN: weakref.WeakSet[SyncMemory] = weakref.WeakSet()  # closed at exit (see `SyncMemory`)
+
+
+@atexit.register  # registered after the embedding worker's, so it runs first, while the worker still serves
+def _close_open_memories() -> None:
+    for memory in list(_OPEN):
+        memory._close_at_exit()
 
 
 class _Loop:
@@ -515,10 +526,16 @@ class SyncApiKeys:
 
 
 class SyncMemory:
-    """Blocking `Memory`: ``with SyncMemory.open("sqlite:///memory.db") as mem: ...``."""
+    """Blocking `Memory`: ``with SyncMemory.open("sqlite:///memory.db") as mem: ...``.
+
+    A memory still open when the interpreter exits is closed then, as `close` would: the audit rows of the
+    last tool calls are written, the database is closed cleanly.
+    """
 
     def __init__(self, memory: Memory, loop: _Loop) -> None:
         self._memory, self._loop, self._run = memory, loop, loop.run
+        self._pid = os.getpid()
+        _OPEN.add(self)
         self.config = memory.config
         self.episodic = SyncEpisodicTier(memory.episodic, loop)
         self.semantic = SyncSemanticTier(memory.semantic, loop)
@@ -578,6 +595,14 @@ class SyncMemory:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close(finish_indexing=False if error is not None else None)
+
+    def _close_at_exit(self) -> None:
+        if self._pid != os.getpid() or self._loop.closed or not self._loop.thread.is_alive():
+            return  # a forked child's copy: the loop and its connections are the parent's
+        try:
+            self.close()
+        except Exception:
+            log.exception("closing a memory left open at exit failed")
 
     def health(self, *, deep: bool = False) -> StoreHealth:
         return self._run(self._memory.health(deep=deep))

@@ -9,20 +9,24 @@ most); the queries that arrived meanwhile then run together, in one batch, while
 slices run between the queries' batches, so a bulk import never holds a search back for long.
 
 The thread starts on the first text and stays for the process (a daemon: it never keeps one alive);
-a forked child starts its own.
+a forked child starts its own. When the interpreter exits, the thread finishes the batch it runs and stops
+before the native libraries are torn down: an exit in the middle of an onnxruntime run aborts the process
+("terminate called without an active exception") however cleanly the program itself ended.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import logging
 import os
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +35,7 @@ log = logging.getLogger("mnemonite.embedding")
 
 Vectors = npt.NDArray[np.float32]
 P = TypeVar("P")  # what a batch is run with (an embedder's precision)
+EXIT_WAIT_S = 30.0  # the longest an exiting process waits for the batch being run (one slice: about a second)
 
 
 @dataclass(eq=False)
@@ -61,6 +66,7 @@ class _State(Generic[P]):
     bulk: deque[_Job[P]] = field(default_factory=deque)
     thread: threading.Thread | None = None
     pid: int = 0
+    stopping: bool = False  # the interpreter exits: the thread ends after the batch it runs
 
 
 class EmbeddingWorker(Generic[P]):
@@ -76,6 +82,7 @@ class EmbeddingWorker(Generic[P]):
         self._state: _State[P] = _State()
         self.batches = 0  # batches run, and the texts in them: what callers shared (read by tests and benches)
         self.texts = 0
+        _WORKERS.add(self)
 
     async def embed(self, texts: Sequence[str], option: P, *, bulk: bool = False) -> Vectors:
         if not texts:
@@ -93,17 +100,31 @@ class EmbeddingWorker(Generic[P]):
 
     def _started(self) -> _State[P]:
         state = self._state
-        if state.thread is None or not state.thread.is_alive():
+        if state.thread is None or state.stopping or not state.thread.is_alive():
             state = self._state = _State(pid=os.getpid())
             state.thread = threading.Thread(target=self._serve, args=(state,), name="mnemonite-embed", daemon=True)
             state.thread.start()
         return state
 
+    def stop(self, timeout: float = EXIT_WAIT_S) -> None:
+        """Ends the thread after the batch it runs (at most ``timeout`` seconds); texts still waiting are dropped.
+
+        Called when the interpreter exits; a later ``embed`` starts a new thread.
+        """
+        with self._lock:
+            state = self._state
+            state.stopping = True
+            self._lock.notify_all()
+        if state.thread is not None and state.thread is not threading.current_thread():
+            state.thread.join(timeout)
+
     def _serve(self, state: _State[P]) -> None:
         while True:
             with self._lock:
-                while not state.queries and not state.bulk:
+                while not state.queries and not state.bulk and not state.stopping:
                     self._lock.wait()
+                if state.stopping:
+                    return
                 pieces = [_Piece(job, 0, len(job.texts)) for job in state.queries if not job.abandoned()]
                 state.queries.clear()
                 while state.bulk and state.bulk[0].abandoned():
@@ -138,6 +159,15 @@ class EmbeddingWorker(Generic[P]):
             job.done += n
             if job.done == len(job.texts):
                 _settle(job, job.out, None)
+
+
+_WORKERS: weakref.WeakSet[EmbeddingWorker[Any]] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    for worker in list(_WORKERS):
+        worker.stop()
 
 
 def _settle(job: _Job[P], value: Vectors | None, error: Exception | None) -> None:
