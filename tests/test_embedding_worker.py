@@ -136,11 +136,15 @@ async def test_the_packaged_model_embeds_the_same_through_the_worker() -> None:
 
 
 async def test_stop_lets_the_running_batch_finish_and_a_later_text_starts_a_new_thread() -> None:
-    model = Recorder(pause=0.2)
-    worker = EmbeddingWorker(model, 2, slice_size=4)
+    model, running = Recorder(pause=0.2), threading.Event()
+
+    def run(texts: Sequence[str], option: int) -> np.ndarray:
+        running.set()
+        return model(texts, option)
+
+    worker = EmbeddingWorker(run, 2, slice_size=4)
     dropped = asyncio.ensure_future(worker.embed(["a"] * 12, 1, bulk=True))
-    while not model.batches:
-        await asyncio.sleep(0.005)
+    assert await asyncio.to_thread(running.wait, 10)
     first = worker._state.thread
     assert first is not None
     await asyncio.to_thread(worker.stop)  # as at the interpreter's exit: the slice being run ends, nothing after it
