@@ -23,6 +23,7 @@ from mnemonite import (
 )
 from mnemonite.consolidator.llm import as_sent, redact
 from mnemonite.consolidator.runner import Consolidator
+from mnemonite.errors import InvalidInputError
 from mnemonite.models.fact import Fact
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -290,3 +291,16 @@ def test_an_id_the_prompt_redaction_changed_is_read_back_as_itself() -> None:
     assert _parsed_statements(answer, as_sent([turn_id, "plain"])) == [(turn_id, "Sam lives in Porto")]
     with pytest.raises(LLMProviderError, match="not offered"):
         _parsed_statements({"statements": [{"source_id": ["x"], "text": "t"}]}, as_sent([turn_id]))
+
+
+def test_a_fact_id_the_prompt_redaction_changed_is_read_back_as_the_judges_target() -> None:
+    from mnemonite.consolidator.phases import _verdict
+
+    fact_id = "11dd527b555c4eb4111111111111111bb9f"
+    offered = as_sent([fact_id, "f2"])
+    verdict = _verdict({"kind": "supersede", "target_id": redact(fact_id), "reason": "moved"}, offered)
+    assert (verdict.kind, verdict.target_id) == ("supersede", fact_id)
+    assert _verdict({"kind": "dedup", "target_id": "f2", "reason": "same"}, offered).target_id == "f2"
+    assert _verdict({"kind": "admit", "target_id": None, "reason": "new"}, offered).target_id is None
+    with pytest.raises(InvalidInputError, match="not offered"):
+        _verdict({"kind": "supersede", "target_id": "f3", "reason": "?"}, offered)

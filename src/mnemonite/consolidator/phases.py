@@ -196,11 +196,20 @@ class BudgetedJudge:
         answer = await ask(self._ctx, self._tally, "light", prompts.JUDGE, user)
         if answer is None:
             raise InvalidInputError("no judge within the budget: the fact stays pending")
-        verdict = JudgeVerdict.model_validate(answer)
-        if verdict.kind != "admit" and verdict.target_id not in {fact.id for fact in existing}:
-            raise InvalidInputError(f"the judge named {verdict.target_id!r}, which was not offered")
+        verdict = _verdict(answer, as_sent(fact.id for fact in existing))
         self._tally.add("judged")
         return verdict
+
+
+def _verdict(answer: dict[str, Any], offered: dict[str, str]) -> JudgeVerdict:
+    """The judge's answer, its target read back as the fact offered (the prompt's redaction may have changed the
+    id the model quotes: see `as_sent`)."""
+    verdict = JudgeVerdict.model_validate(answer)
+    if verdict.kind == "admit":
+        return verdict
+    if not isinstance(verdict.target_id, str) or verdict.target_id not in offered:
+        raise InvalidInputError(f"the judge named {verdict.target_id!r}, which was not offered")
+    return verdict.model_copy(update={"target_id": offered[verdict.target_id]})
 
 
 async def flush_pending(ctx: Context, tally: Tally, only_user: str | None = None) -> None:
