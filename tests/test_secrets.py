@@ -77,6 +77,21 @@ def found(text: str) -> list[tuple[str, str]]:
         ("BSN 111222333 voor de gemeente", "government id", "111222333"),
         ("mail me at jo.ana@example.org", "email address", "jo.ana@example.org"),
         ("call me on +44 20 7946 0958", "phone number", "+44 20 7946 0958"),
+        # said by what is done with it, no word naming it
+        ("had to log back in with OrangeCat!42 this morning", "password", "OrangeCat!42"),
+        ("reset the wifi and set it to bluebirdhouse77 for the kids", "password", "bluebirdhouse77"),
+        ("the office laptop unlocks with Banana1!!, don't tell", "password", "Banana1!!"),
+        ("you can unlock the vault with 'tall giraffe eats cloudy pancakes'", "password",
+         "tall giraffe eats cloudy pancakes"),
+        ("hosting account, user: bob_harlan / Qz7!vrT8", "password", "Qz7!vrT8"),
+        ("amazon - Tr33house!", "password", "Tr33house!"),
+        ("is Fluffy123 a strong password?", "password", "Fluffy123"),
+        ("the safe in the closet opens with 1-9-8-4", "PIN", "1-9-8-4"),
+        ("punch in 3141 at the side door", "PIN", "3141"),
+        ("die pin von meiner ec karte ist 7702", "PIN", "7702"),
+        ("the code to the lockbox by the back door is one one five nine", "PIN", "one one five nine"),
+        ("the garage wifi passcode is lemonade", "password", "lemonade"),
+        ("my phone passcode is 482913", "PIN", "482913"),
     ],
 )  # fmt: skip
 def test_each_kind_is_recognised_in_the_words_people_use(text: str, kind: str, value: str) -> None:
@@ -101,6 +116,11 @@ def test_each_kind_is_recognised_in_the_words_people_use(text: str, kind: str, v
         "Password-protected PDF attached (report_Q3.pdf), password for user jsmith2 expired",
         "reset your password at portal.example.com/reset, the code review is at 1500",
         "my passphrase is long and hard to remember",
+        "I chose Windows11 for the laptop and use Ubuntu22.04 on my pc",
+        "login: jane_doe88, account: savings-2024; use jsmith2 as the username",
+        "Melanie: Thanks! That's amazing. Jon: Congrats!",
+        "use code SAVE20 at checkout, set it to 72 degrees, the gate opens at 7, try Route66 next time",
+        "the door wants 20 minutes to close; punch in 9 to 5; the safe is 200 years old",
     ],
 )
 def test_look_alikes_are_not_secrets(text: str) -> None:

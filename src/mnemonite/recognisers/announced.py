@@ -22,15 +22,17 @@ _CLOSING = "\"'`\u201c\u201d\u2018\u2019)]}>.,;:?"
 # words that say "here comes the value", in the languages people mix into chat
 _SAYS: Final = frozenset(
     "is was are were = == : - \u2013 \u2014 -> => > \u2192 :- now becomes es est ist lautet \u00e9 e \u00e8 era"
-    " ser\u00e1 sera is: was: 's \u2019s it's its it\u2019s \u00e4r er je jest \u662f \u306f \uff1a"
-    " \u0435\u0441\u0442\u044c".split()
+    " ser\u00e1 sera is: was: 's \u2019s it's its it\u2019s c'est cest c\u2019est \u00e4r er je jest \u662f"
+    " \u306f \uff1a \u0435\u0441\u0442\u044c".split()
 )
 # words between the name and its value that say nothing of it ("the password was changed to X", "is my pin still X")
 _FILLERS: Final = frozenset(
     "literally still just actually basically probably now simply currently officially always again also changed"
     " set updated reset to be ? it".split()
 )
-_PREPOSITIONS: Final = frozenset("for to of on at de du des f\u00fcr para voor van per di del da do pour".split())
+_PREPOSITIONS: Final = frozenset(
+    "for to of on at de du des f\u00fcr von vom para voor van per di del da do pour".split()
+)
 _CHANGED = re.compile(r"(?i)\b(?:chang|set|reset|updat|switch|mak|turn)\w*\s+(?:\S+\s+){0,3}$")
 _UNITS: Final = frozenset(
     "am pm % mg kg g km m cm mm ft meters metres miles min mins minutes hours hrs days weeks months years times"
@@ -62,8 +64,10 @@ class Announced(Gated):
         digits: int = 0,
         words: bool = False,
         nearby: Callable[[str], bool] | None = None,
+        before: bool = False,
     ) -> None:
         self.kind, self._value, self._bare, self._words, self._nearby = kind, value, bare, words, nearby
+        self._before = before
         self._names = re.compile(rf"(?<![A-Za-z])(?:{names})(?![A-Za-z])", re.IGNORECASE)
         self.hints, self.min_digits = tuple(hints.split("|")), digits
 
@@ -77,13 +81,15 @@ class Announced(Gated):
             span = self._after(text, name.end(), changed)
             if span is None and self._nearby is not None and _a_noun(text, name):
                 span = self._later(text, name.end())
+            if span is None and self._before:
+                span = _before(text, name.start())
             if span is not None:
                 yield SecretSpan(*span, self.kind)
 
     def _after(self, text: str, at: int, changed: bool) -> tuple[int, int] | None:
         said = in_object = False
         lead = 0  # how many fillers came first: "is my pin still 4471" reads "4471" as said bare
-        tokens = [(m.group(), at + m.start()) for m in _TOKEN.finditer(text[at : at + 240])][:10]
+        tokens = [(m.group(), at + m.start()) for m in _TOKEN.finditer(text[at : at + 240])][:16]
         for i, (raw, raw_start) in enumerate(tokens):
             token, start = raw, raw_start
             if not said:
@@ -180,13 +186,40 @@ def _step(i: int, word: str, token: str, in_object: bool, changed: bool) -> str:
         return "said"  # "password for gmail: X"
     if i == 0 and low in _PREPOSITIONS:
         return "object"
-    if in_object and i <= 4:
+    if in_object and i <= 6:
         return "skip"
     return "stop"
 
 
+# a value, then the words that make it one: "Fluffy123 is my gmail password", "chose \"Grandpa's Boat\" as the
+# passphrase", "chaton2018 comme mot de passe"
+_BEFORE = re.compile(
+    '(?:["\u201c\u2018]([^"\\n\u201d\u2019]{3,64})["\u201d\u2019]|(?<!\\S)(\\S{6,64}))\\s+'
+    r"(?i:is|was|as|a|an|comme|als|como|wie)\s+(?:[\w']+\s+){0,3}$"
+)
+
+
+def _before(text: str, at: int) -> tuple[int, int] | None:
+    """A value said before the name of a password, in its clause: quoted, or one that cannot be a word."""
+    window = text[max(0, at - 120) : at]
+    match = _BEFORE.search(window)
+    if match is None or any(c in ".!?;\n" for c in window[match.end(1 if match.group(1) else 2) :]):
+        return None
+    offset = at - len(window)
+    if match.group(1) is not None:
+        value = match.group(1)
+        if not (checks.password_like(value) or checks.passphrase(value)):
+            return None
+        return offset + match.start(1), offset + match.end(1)
+    word, begin = _clean(match.group(2), offset + match.start(2))
+    before = window[: match.start(2)].split()[-1:]
+    if not _strong(word) or (before and before[0].lower().strip(_CLOSING) in _NAMING):
+        return None
+    return begin, begin + len(word)
+
+
 def _pin(value: str) -> bool:
-    return re.fullmatch(r"\d{3,8}|[A-Za-z]\d{3,7}|\d{1,3}(?:-\d{1,3}){2,4}", value) is not None
+    return re.fullmatch(r"\d{3,8}|[A-Za-z]\d{3,7}|\d{2,4}[A-Za-z]\d{1,4}|\d{1,3}(?:-\d{1,3}){2,4}", value) is not None
 
 
 def _strong(value: str) -> bool:
@@ -233,7 +266,7 @@ _PASSWORD_NAMES = (
     r"|l(?:\u00f6|o)senord(?:et)?|adgangskode(?:n)?|salasana|heslo|jelsz(?:\u00f3|o)|(?:\u015f|s)ifre(?:m)?|kata sandi"
     r"|m\u1eadt kh\u1ea9u|\u043f\u0430\u0440\u043e\u043b\u044c|\u5bc6\u7801|\u5bc6\u78bc|\u30d1\u30b9\u30ef\u30fc\u30c9"
     r"|\ube44\ubc00\ubc88\ud638|\u092a\u093e\u0938\u0935\u0930\u094d\u0921"
-    r"|pass(?=\s*[:=]|\s+(?:is|was)\b)"
+    r"|passcode|pass code|pass(?=\s*[:=]|\s+(?:is|was)\b|\s+\S*[\d!#$%&*])"
 )
 # "code" alone names a PIN unless a word before it says it is another kind of code
 _OTHER_CODES = "".join(
@@ -248,7 +281,7 @@ _PIN_NAMES = (
     r"|keycode|key code|lockbox(?: code)?|buzzer code|intercom code|pincode|pin-code|c(?:\u00f3|o)digo|codice|kod"
     r"|\u043a\u043e\u0434|\u6697\u8a3c\u756a\u53f7"
     r"|(?:door|gate|alarm|garage|lock|safe|locker|keypad|building|house|apartment|padlock)\s(?:code|combo|combination|pin)"
-    r"|(?:alarm|safe|lockbox|keypad|gate|garage|door|locker)(?=\s*:)"
+    r"|(?:alarm|safe|lockbox|keypad|gate|garage|door|locker)(?=\s*:|\s+(?:is|was)\s+\d)"
     rf"|{_OTHER_CODES}code(?:\s(?:to|for)\s(?:the\s|my\s|our\s|your\s)?(?:\w+\s){{0,2}}?(?=is\b|:|was\b))?"
 )
 
@@ -351,18 +384,137 @@ class _Credentials(Gated):
                 yield SecretSpan(*match.span(1), "password")
 
 
+# -- said by what is done with it ------------------------------------------------------------------------------
+
+# what one does with a password or a code, the value next: "log back in with X", "it unlocks with X", "I typed X",
+# "set it to X", "went with X", "punch in 3141", "the gate wants 550219"
+_USED = re.compile(
+    r"(?i)(?<![\w'])(?:log(?:s|ged|ging)?\s+(?:back\s+)?in\s+with|sign(?:s|ed|ing)?\s+in\s+with|get\s+in\s+with"
+    r"|unlock(?:s|ed|ing)?(?:\s+[\w']+){0,4}?\s+with|opens?\s+with|opened\s+with|use[sd]?|using|typed?(?:\s+in)?"
+    r"|types|typing|enter(?:ed|s|ing)?|punch(?:ed)?\s+in|key\s+in|try|tried|chose|choose|picked?|went\s+with"
+    r"|go\s+with|(?:set|changed?|switched|reset)\s+(?:it|that|this|them|mine|everything)\s+to|switched\s+to"
+    r"|wants|(?:jotted|wrote|written)\s+(?:it\s+)?(?:down\s+)?as|(?:it'?s|it\u2019s|its|is)\s+just"
+    r"|everything\s+is|mit|usa|utilise|utilisez|benutze|nutze)\s+(?=\S)"
+)
+# what a text must speak of for a value that could be a name ("sunflower2019") to be taken as a password
+_CREDENTIAL = re.compile(
+    r"(?i)\b(?:log(?:ged|ging|s)?\s*(?:back\s+)?in|login|sign(?:ed)?\s*in|unlock\w*|account|wi-?fi|vpn|creds"
+    r"|credentials|hacked|breach|caps\s*lock|no\s+caps|capital|lowercase|upper\s*case"
+    r"|entrar|anmelden|melde|connexion|connecter|pass\w*|pw|pwd|mot de passe|contrase\w+|kennwort)\b"
+)
+# what a code opens: digits after "opens with", "wants", "punch in" are a code only where one of these is named
+_LOCKS = re.compile(
+    r"(?i)\b(?:safe|alarm|keypad|gate|door|lockbox|lock|padlock|locker|garage|panel|ipad|iphone|phone|tablet"
+    r"|laptop|screen|vault|box|storage|unit|entry|buzzer|intercom|code|pin)\b"
+)
+_SYMBOLS = frozenset("!#$%&*?+=^~@")
+# after a value: it names an account, not a password ("use jsmith2 as the username")
+_AS_NAME = re.compile(
+    r"(?i)\s+as\s+(?:(?:the|my|your|a)\s+)?(?:user\s*name|username|user|login|id|email|handle|gamertag)\b"
+)
+_QUOTED = re.compile('["\'\u201c\u2018]([^"\n\u201d\u2019]{3,64}?)["\'\u201d\u2019](?![A-Za-z])')
+
+
+class _Used(Gated):
+    """Passwords and codes said by what is done with them, with no word naming them: "I log back in with
+    OrangeCat!42", "it unlocks with Banana1!!", "set it to bluebirdhouse77" (in a text about logging in, an
+    account, a wifi...), "try 'open sesame 42'", "the safe opens with 1-9-8-4", "punch in 3141 at the side door".
+
+    A value must be one a word or a name cannot be: symbols among letters and digits; letters with digits only
+    where the text speaks of credentials; a quoted phrase only where it names a password; digits only where it
+    names a lock."""
+
+    hints = (" / ", "-", ":", "\u2013", "\u2014", "with", "use", "using", "typ", "enter", "punch", "key in", "try",
+             "tried", "chose", "choose", "pick", " to ", "wants", " as ", "just", "everything", "mit ", "usa ",
+             "utilis", "nutze")  # fmt: skip
+
+    def find(self, text: str) -> Iterator[SecretSpan]:
+        said = _Said(text)
+        for cue in itertools.islice(_USED.finditer(text), _MAX_NAMES):
+            span = self._value(text, cue.end(), said)
+            if span is not None:
+                yield span
+        for cue in itertools.islice(itertools.chain(_PAIR.finditer(text), _LABEL.finditer(text)), _MAX_NAMES):
+            token = _TOKEN.match(text, cue.end())
+            if token is None:
+                continue
+            word, begin = _clean(token.group(), cue.end())
+            word = word.rstrip(".,;:")
+            if _password_shaped(word, said):
+                yield SecretSpan(begin, begin + len(word), "password")
+
+    @staticmethod
+    def _value(text: str, at: int, said: _Said) -> SecretSpan | None:
+        quoted = _QUOTED.match(text, at)
+        if quoted is not None:
+            phrase = quoted.group(1)
+            if said.credential() and (checks.password_like(phrase) or checks.passphrase(phrase)):
+                return SecretSpan(*quoted.span(1), "password")
+            return None
+        token = _TOKEN.match(text, at)
+        word, begin = _clean(token.group(), at) if token is not None else ("", at)
+        word = word.rstrip(".,;:")
+        end = begin + len(word)
+        if not word or _AS_NAME.match(text, end):
+            return None
+        if _pin(word) and any(c.isdigit() for c in word):
+            code = not _unit_next(text, end) and re.fullmatch(r"(?:19|20)\d\d", word) is None and said.lock()
+            return SecretSpan(begin, end, "PIN") if code else None
+        return SecretSpan(begin, end, "password") if _password_shaped(word, said) else None
+
+
+# "user: bob_harlan / Qz7!vrT8", "admin / s3cr3t_Sauce": an account and its password, a slash between
+_PAIR = re.compile(r"(?<![\w/])[\w.@+-]{2,64}\s+/\s+(?=\S)")
+# "amazon - Tr33house!", "xbox: KillerQueen_77": an account named at the start of a line or a clause, then its password
+_LABEL = re.compile(
+    r"(?:^|(?<=[\n,;(]))\s*(?!(?i:user|username|login|account|acct|email|e-mail|id|name|handle|gamertag)\b)"
+    r"[A-Za-z][\w.]{1,24}\s*(?:-|:|\u2013|\u2014)\s+(?=\S)"
+)
+
+
+class _Said:
+    """What a text speaks of, looked up once and only when asked."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._credential: bool | None = None
+        self._lock: bool | None = None
+
+    def credential(self) -> bool:
+        if self._credential is None:
+            self._credential = _CREDENTIAL.search(self._text) is not None
+        return self._credential
+
+    def lock(self) -> bool:
+        if self._lock is None:
+            self._lock = _LOCKS.search(self._text) is not None
+        return self._lock
+
+
+_VERSION = re.compile(r"\d\.\d")  # "Ubuntu22.04", "Python3.12"
+
+
+def _password_shaped(word: str, said: _Said) -> bool:
+    """A value no word or name is: letters with digits and a symbol ("Tr33house!", "Kx9#pLm2!"), or a symbol
+    between letters of both cases ("Hello&World"); letters with digits alone ("sunflower2019") only in a text
+    about logging in, an account, a wifi... ("Thanks!" and "That's" are words)."""
+    if not checks.password_strong(word) or word.isupper() or _VERSION.search(word):
+        return False
+    core = word.rstrip("!?")
+    digits, symbols = any(c.isdigit() for c in core), any(c in _SYMBOLS for c in word)
+    inner = any(c in _SYMBOLS for c in core[1:-1]) and core.lower() != core and core.upper() != core
+    if not (digits and any(c.isalpha() for c in core)) and not inner:
+        return False
+    return (digits and symbols) or inner or said.credential()
+
+
+def _unit_next(text: str, at: int) -> bool:
+    """A number followed by a unit or a clock's word is an amount or a time ("wants 20 minutes", "at 10 pm")."""
+    following = _TOKEN.match(text, at + 1) if at < len(text) and text[at].isspace() else None
+    return following is not None and following.group().lower().strip(_CLOSING) in _UNITS
+
+
 ANNOUNCED: Final[tuple[Gated, ...]] = (
-    Announced(
-        "password",
-        _PASSWORD_NAMES,
-        checks.password_like,
-        _strong,
-        nearby=_strong,
-        hints="pass|pw|p/w|pword|pasw|pssw|wifi|wi-fi|kennwort|contrase|mot de passe|mdp|senha|wachtwoord|has"
-        "|parola|answer|memorable|secret word|senord|adgangskode|salasana|heslo|jelsz|ifre|kata sandi|kh\u1ea9u"
-        "|\u043f\u0430\u0440\u043e\u043b\u044c|\u5bc6\u7801|\u5bc6\u78bc|\u30d1\u30b9\u30ef\u30fc\u30c9"
-        "|\ube44\ubc00\ubc88\ud638|\u092a\u093e\u0938\u0935\u0930\u094d\u0921",
-    ),
     Announced(
         "PIN",
         _PIN_NAMES,
@@ -373,6 +525,19 @@ ANNOUNCED: Final[tuple[Gated, ...]] = (
         "|digo|codice|kod|\u043a\u043e\u0434|\u6697\u8a3c\u756a\u53f7",
         words=True,
     ),
+    Announced(
+        "password",
+        _PASSWORD_NAMES,
+        checks.password_like,
+        _strong,
+        nearby=_strong,
+        before=True,
+        hints="pass|pw|p/w|pword|pasw|pssw|wifi|wi-fi|kennwort|contrase|mot de passe|mdp|senha|wachtwoord|has"
+        "|parola|answer|memorable|secret word|senord|adgangskode|salasana|heslo|jelsz|ifre|kata sandi|kh\u1ea9u"
+        "|\u043f\u0430\u0440\u043e\u043b\u044c|\u5bc6\u7801|\u5bc6\u78bc|\u30d1\u30b9\u30ef\u30fc\u30c9"
+        "|\ube44\ubc00\ubc88\ud638|\u092a\u093e\u0938\u0935\u0930\u094d\u0921",
+    ),
+    _Used(),
     _Cards(),
     _Ibans(),
     _Phones(),
