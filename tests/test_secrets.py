@@ -92,6 +92,15 @@ def found(text: str) -> list[tuple[str, str]]:
         ("the code to the lockbox by the back door is one one five nine", "PIN", "one one five nine"),
         ("the garage wifi passcode is lemonade", "password", "lemonade"),
         ("my phone passcode is 482913", "PIN", "482913"),
+        ("wifi is BlueHouse_2019 btw", "password", "BlueHouse_2019"),
+        ("Amazon - lemontree77\nPaypal - Lemon!Tree77", "password", "lemontree77"),
+        ("Steam: xXdarkwolfXx / wolfpack1337 dont change it", "password", "wolfpack1337"),
+        ("office printer web admin: admin / printmaster", "password", "printmaster"),
+        ("Emma's minecraft: username EmmaCraft08 password diamondsword", "password", "diamondsword"),
+        ("Ctrl-alt-del then type P@ssw0rd99 and hit enter", "password", "P@ssw0rd99"),
+        ("password is the dog's name then the year we moved in, so biscuit2016", "password", "biscuit2016"),
+        ("Mum your phone pin is 1 9 5 4", "PIN", "1 9 5 4"),
+        ("school gate keypad 1066 then the green button", "PIN", "1066"),
     ],
 )  # fmt: skip
 def test_each_kind_is_recognised_in_the_words_people_use(text: str, kind: str, value: str) -> None:
@@ -121,6 +130,11 @@ def test_each_kind_is_recognised_in_the_words_people_use(text: str, kind: str, v
         "Melanie: Thanks! That's amazing. Jon: Congrats!",
         "use code SAVE20 at checkout, set it to 72 degrees, the gate opens at 7, try Route66 next time",
         "the door wants 20 minutes to close; punch in 9 to 5; the safe is 200 years old",
+        "wifi name: HomeNet_5G. the wifi network is BT-Hub6-2291 and the wifi is down again",
+        "Wi-Fi: Smith_Family_5G, the password is on the fridge",
+        "it's Route66 all the way, it's covid19 again",
+        "the keypad 2000 series is great; the gate is 214 at terminal 5; the locker is 214",
+        "ratio 16 / 9, sizes: S / M / L, London / Paris2024 trip",
     ],
 )
 def test_look_alikes_are_not_secrets(text: str) -> None:

@@ -1,5 +1,6 @@
-"""Recognisers that read a little around a candidate: passwords and PINs said aloud, card numbers,
-IBANs and phone numbers however they are grouped, credentials inside URLs and headers."""
+"""Recognisers that read a little around a candidate: passwords and PINs said aloud or by what is done with
+them ("log in with X", "admin / X", "the safe opens with 1-9-8-4"), card numbers, IBANs and phone numbers however
+they are grouped, credentials inside URLs and headers."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ _FILLERS: Final = frozenset(
     " set updated reset to be ? it".split()
 )
 _PREPOSITIONS: Final = frozenset(
-    "for to of on at de du des f\u00fcr von vom para voor van per di del da do pour".split()
+    "for to of on at by de du des f\u00fcr von vom para voor van per di del da do pour".split()
 )
 _CHANGED = re.compile(r"(?i)\b(?:chang|set|reset|updat|switch|mak|turn)\w*\s+(?:\S+\s+){0,3}$")
 _UNITS: Final = frozenset(
@@ -40,6 +41,8 @@ _UNITS: Final = frozenset(
     " status off".split()
 )
 _NUMBER_WORDS: Final = frozenset("zero oh one two three four five six seven eight nine".split())
+_DIGITS: Final = frozenset("0123456789")
+_THEN: Final = frozenset("so i.e. ie aka thus".split())  # ", so X": what the clause before described
 
 
 def _clean(token: str, start: int) -> tuple[str, int]:
@@ -128,15 +131,17 @@ class Announced(Gated):
     def _later(self, text: str, at: int) -> tuple[int, int] | None:
         """A value later in the same clause that cannot be a word ("the password I set yesterday was X",
         "wifi password for guests (on the router) X"): ``nearby`` decides what can be one."""
-        tokens = [(m.group(), at + m.start()) for m in _TOKEN.finditer(text[at : at + 120])][:8]
+        tokens = [(m.group(), at + m.start()) for m in _TOKEN.finditer(text[at : at + 160])][:14]
         for i, (token, start) in enumerate(tokens):
             word, begin = _clean(token, start)
             before = _clean(tokens[i - 1][0], 0)[0].lower() if i else ""
             named_else = before in _NAMING or word.startswith("-") or self._unit_after(tokens, i)
             if self._nearby is not None and word and not named_else and self._nearby(word):
                 return begin, begin + len(word)
-            if token.rstrip(")]}\"'").endswith((".", "!", "?", ";")) or token.endswith(","):
-                return None  # the clause ended
+            if token.rstrip(")]}\"'").endswith((".", "!", "?", ";")):
+                return None  # the sentence ended
+            if token.endswith(",") and not (i + 1 < len(tokens) and tokens[i + 1][0].lower() in _THEN):
+                return None  # the clause ended, unless the next gives the value: "the dog's name and year, so X"
         return None
 
     def _value_at(
@@ -146,9 +151,10 @@ class Announced(Gated):
             close = text.find(_PAIRS.get(text[begin - 1], text[begin - 1]), begin)
             if 0 < close - begin <= 64 and "\n" not in text[begin:close] and self._value(text[begin:close]):
                 return begin, close
-        if self._words and word.lower() in _NUMBER_WORDS:  # "four five nine one"
+        if self._words and (word.lower() in _NUMBER_WORDS or word in _DIGITS):  # "four five nine one", "1 9 5 4"
+            spoken = _NUMBER_WORDS if word.lower() in _NUMBER_WORDS else _DIGITS
             run = tokens[i : i + 8]
-            count = next((n for n, (t, _) in enumerate(run) if _clean(t, 0)[0].lower() not in _NUMBER_WORDS), len(run))
+            count = next((n for n, (t, _) in enumerate(run) if _clean(t, 0)[0].lower() not in spoken), len(run))
             if count >= 3:
                 last, last_start = run[count - 1]
                 core, core_start = _clean(last, last_start)
@@ -222,6 +228,29 @@ def _pin(value: str) -> bool:
     return re.fullmatch(r"\d{3,8}|[A-Za-z]\d{3,7}|\d{2,4}[A-Za-z]\d{1,4}|\d{1,3}(?:-\d{1,3}){2,4}", value) is not None
 
 
+class _Wifi(Gated):
+    """ "the wifi is BlueHouse_2019": the password, unless the text gives one later ("Wi-Fi: Home_5G, password: ..."),
+    when what follows "wifi" is the network's name."""
+
+    def __init__(self, announced: Announced) -> None:
+        self._announced, self.hints = announced, announced.hints
+
+    def find(self, text: str) -> Iterator[SecretSpan]:
+        for span in self._announced.find(text):
+            named = _NETWORK.search(text, max(0, span.start - 24), span.start) is not None
+            if not named and _PASSWORD_LATER.search(text, span.end) is None:
+                yield span
+
+
+_NETWORK = re.compile(r"(?i)\b(?:name|network|ssid|called|named)\b")
+_PASSWORD_LATER = re.compile(r"(?i)\b(?:password|passwort|pass|pw|pwd|key|passphrase)\b")
+
+
+def _wifi(value: str) -> bool:
+    """What "the wifi is" gives: a value shaped as a password ("BlueHouse_2019"), not "down" or "slow"."""
+    return checks.password_strong(value) and any(c.isdigit() for c in value) and not value.isupper()
+
+
 def _strong(value: str) -> bool:
     """A bare value right after "pw": mixed letters and digits or symbols, so not a word."""
     return checks.password_strong(value)
@@ -281,7 +310,10 @@ _PIN_NAMES = (
     r"|keycode|key code|lockbox(?: code)?|buzzer code|intercom code|pincode|pin-code|c(?:\u00f3|o)digo|codice|kod"
     r"|\u043a\u043e\u0434|\u6697\u8a3c\u756a\u53f7"
     r"|(?:door|gate|alarm|garage|lock|safe|locker|keypad|building|house|apartment|padlock)\s(?:code|combo|combination|pin)"
-    r"|(?:alarm|safe|lockbox|keypad|gate|garage|door|locker)(?=\s*:|\s+(?:is|was)\s+\d)"
+    r"|(?:alarm|safe|lockbox|keypad|gate|garage|door|locker|lock|padlock|key\s?box)(?=\s*[:\u2013\u2014-]\s)"
+    r"|(?:alarm|safe|lockbox|keypad|lock|padlock|key\s?box)"
+    r"(?=\s+(?:is|was)\s+(?:\d|(?:zero|one|two|three|four|five|six|seven|eight|nine)\b))"
+    r"|(?:keypad|lockbox|padlock|key\s?box)(?=\s+\d{3,8}(?:\s+then\b|\s*[,.;)!]|\s*$))"
     rf"|{_OTHER_CODES}code(?:\s(?:to|for)\s(?:the\s|my\s|our\s|your\s)?(?:\w+\s){{0,2}}?(?=is\b|:|was\b))?"
 )
 
@@ -399,7 +431,7 @@ _USED = re.compile(
 # what a text must speak of for a value that could be a name ("sunflower2019") to be taken as a password
 _CREDENTIAL = re.compile(
     r"(?i)\b(?:log(?:ged|ging|s)?\s*(?:back\s+)?in|login|sign(?:ed)?\s*in|unlock\w*|account|wi-?fi|vpn|creds"
-    r"|credentials|hacked|breach|caps\s*lock|no\s+caps|capital|lowercase|upper\s*case"
+    r"|credentials|hacked|breach|caps\s*lock|no\s+caps|capitals?|lowercase|upper\s*case"
     r"|entrar|anmelden|melde|connexion|connecter|pass\w*|pw|pwd|mot de passe|contrase\w+|kennwort)\b"
 )
 # what a code opens: digits after "opens with", "wants", "punch in" are a code only where one of these is named
@@ -426,7 +458,7 @@ class _Used(Gated):
 
     hints = (" / ", "-", ":", "\u2013", "\u2014", "with", "use", "using", "typ", "enter", "punch", "key in", "try",
              "tried", "chose", "choose", "pick", " to ", "wants", " as ", "just", "everything", "mit ", "usa ",
-             "utilis", "nutze")  # fmt: skip
+             "utilis", "nutze", "it", " is ", "user")  # fmt: skip
 
     def find(self, text: str) -> Iterator[SecretSpan]:
         said = _Said(text)
@@ -434,13 +466,37 @@ class _Used(Gated):
             span = self._value(text, cue.end(), said)
             if span is not None:
                 yield span
-        for cue in itertools.islice(itertools.chain(_PAIR.finditer(text), _LABEL.finditer(text)), _MAX_NAMES):
-            token = _TOKEN.match(text, cue.end())
-            if token is None:
-                continue
-            word, begin = _clean(token.group(), cue.end())
-            word = word.rstrip(".,;:")
+        for cue in itertools.islice(_IT_IS.finditer(text), _MAX_NAMES):  # "no wait, it's Tangerine!9"
+            word, begin = _word_at(text, cue.end())
             if _password_shaped(word, said):
+                yield SecretSpan(begin, begin + len(word), "password")
+        yield from self._listed(text, said)
+
+    @staticmethod
+    def _listed(text: str, said: _Said) -> Iterator[SecretSpan]:
+        """Account lists: "Amazon - lemontree77 / Paypal - Lemon!Tree77", "Steam: wolf / wolfpack1337",
+        "admin / printmaster", "username EmmaCraft08 password diamondsword". Where one value of a list is a
+        password beyond doubt, the others of its shape are too."""
+        held: list[tuple[int, str]] = []
+        sure = False
+        for cue in itertools.islice(itertools.chain(_PAIR.finditer(text), _LABEL.finditer(text)), _MAX_NAMES):
+            word, begin = _word_at(text, cue.end())
+            account = cue.re is _PAIR and (
+                cue.group(1).lower() in _ACCOUNTS or _LABELLED.search(text, 0, cue.start()) is not None
+            )
+            if _password_shaped(word, said) or (account and checks.password_strong(word)):
+                sure = True
+                yield SecretSpan(begin, begin + len(word), "password")
+            elif account and cue.group(1).lower() in _ACCOUNTS and checks.password_like(word) and word.isalnum():
+                yield SecretSpan(begin, begin + len(word), "password")
+            elif checks.password_strong(word) and not word.isupper() and not _VERSION.search(word):
+                held.append((begin, word))
+        if sure:
+            for begin, word in held:
+                yield SecretSpan(begin, begin + len(word), "password")
+        for match in itertools.islice(_USER_THEN_PASSWORD.finditer(text), _MAX_NAMES):
+            word, begin = _word_at(text, match.end())
+            if checks.password_like(word) and not _AS_NAME.match(text, begin + len(word)):
                 yield SecretSpan(begin, begin + len(word), "password")
 
     @staticmethod
@@ -448,6 +504,8 @@ class _Used(Gated):
         quoted = _QUOTED.match(text, at)
         if quoted is not None:
             phrase = quoted.group(1)
+            if " " not in phrase and _password_shaped(phrase, said):
+                return SecretSpan(*quoted.span(1), "password")
             if said.credential() and (checks.password_like(phrase) or checks.passphrase(phrase)):
                 return SecretSpan(*quoted.span(1), "password")
             return None
@@ -464,10 +522,24 @@ class _Used(Gated):
 
 
 # "user: bob_harlan / Qz7!vrT8", "admin / s3cr3t_Sauce": an account and its password, a slash between
-_PAIR = re.compile(r"(?<![\w/])[\w.@+-]{2,64}\s+/\s+(?=\S)")
+_PAIR = re.compile(r"(?<![\w/])([\w.@+-]{2,64})\s+/\s+(?=\S)")
+# the accounts a device or a database comes with: "admin / printmaster" gives a password even if it is a word
+_ACCOUNTS: Final = frozenset("admin administrator root user guest pi sa postgres test operator sysadmin".split())
+# "Steam: xXdarkwolfXx / wolfpack1337": a labelled line holds an account and its password
+_LABELLED = re.compile(r"[A-Za-z][\w.]{1,24}\s*:\s*$")
+# "username EmmaCraft08 password diamondsword", "user: ana, pw: mango"
+_USER_THEN_PASSWORD = re.compile(
+    r"(?i)\buser(?:\s*name)?\s*[:=]?\s*\S{1,64}[\s,;/]+(?:and\s+)?(?:pass(?:word)?|pw|pwd)\s*[:=]?\s+(?=\S)"
+)
+# "no wait, it's sunflower22", "current is Harbour2023": a value right after "it is" (kept only if shaped as one)
+_IT_IS = re.compile(
+    r"(?i)(?<![\w'])(?:it'?s|it\u2019s|its|it\s+is|current(?:ly)?(?:\s+one)?\s+is|(?:new|old)\s+one\s+is"
+    r"|now\s+it'?s)\s+(?=\S)"
+)
 # "amazon - Tr33house!", "xbox: KillerQueen_77": an account named at the start of a line or a clause, then its password
 _LABEL = re.compile(
-    r"(?:^|(?<=[\n,;(]))\s*(?!(?i:user|username|login|account|acct|email|e-mail|id|name|handle|gamertag)\b)"
+    r"(?:^|(?<=[\n,;(])|(?<=\.\s))\s*"
+    r"(?!(?i:user|username|login|account|acct|email|e-mail|id|name|handle|gamertag|network|ssid|wi-?fi|wlan)\b)"
     r"[A-Za-z][\w.]{1,24}\s*(?:-|:|\u2013|\u2014)\s+(?=\S)"
 )
 
@@ -492,6 +564,15 @@ class _Said:
 
 
 _VERSION = re.compile(r"\d\.\d")  # "Ubuntu22.04", "Python3.12"
+
+
+def _word_at(text: str, at: int) -> tuple[str, int]:
+    """The token at ``at`` without quotes, brackets and the punctuation that ends a clause, and where it starts."""
+    token = _TOKEN.match(text, at)
+    if token is None:
+        return "", at
+    word, begin = _clean(token.group(), at)
+    return word.rstrip(".,;:"), begin
 
 
 def _password_shaped(word: str, said: _Said) -> bool:
@@ -521,7 +602,8 @@ ANNOUNCED: Final[tuple[Gated, ...]] = (
         _pin,
         _pin,
         nearby=_pin_nearby,
-        hints="pin|code|cvv|cvc|csc|otp|puk|combo|combination|alarm|safe|lockbox|keypad|gate|garage|door|locker"
+        hints="pin|code|cvv|cvc|csc|otp|puk|combo|combination|alarm|safe|lockbox|keypad|gate|garage|door|locker|lock"
+        "|key box|keybox"
         "|digo|codice|kod|\u043a\u043e\u0434|\u6697\u8a3c\u756a\u53f7",
         words=True,
     ),
@@ -537,6 +619,7 @@ ANNOUNCED: Final[tuple[Gated, ...]] = (
         "|\u043f\u0430\u0440\u043e\u043b\u044c|\u5bc6\u7801|\u5bc6\u78bc|\u30d1\u30b9\u30ef\u30fc\u30c9"
         "|\ube44\ubc00\ubc88\ud638|\u092a\u093e\u0938\u0935\u0930\u094d\u0921",
     ),
+    _Wifi(Announced("password", r"wi-?fi|wlan", _wifi, _wifi, nearby=_wifi, hints="wifi|wi-fi|wlan")),
     _Used(),
     _Cards(),
     _Ibans(),

@@ -165,10 +165,14 @@ def password_strong(value: str) -> bool:
     if len(value) < 6 or not (has_alpha and other) or not password_like(value) or _DATE_LIKE.match(value):
         return False
     return not (
-        value.startswith(("http", "/", "#", "@", "-")) or any(c in value for c in "@/\\") or _FILE_OR_HOST.search(value)
+        value.startswith(("http", "/", "#", "@", "-"))
+        or any(c in value for c in "/\\")
+        or _EMAIL_LIKE.search(value)
+        or _FILE_OR_HOST.search(value)
     )
 
 
+_EMAIL_LIKE = re.compile(r"@[\w-]+\.[A-Za-z]|@$")  # "P@ssw0rd99" is a password, "ana@mail.com" an address
 # "report_Q3.pdf", "portal.example.com", "v2.14.1": a name with a dot before letters is a file or a host
 _FILE_OR_HOST = re.compile(r"\.[A-Za-z]{2,5}$|^v?\d+(?:\.\d+)+$|\.(?:com|org|net|io|dev|app)\b")
 
