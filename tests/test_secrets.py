@@ -101,6 +101,21 @@ def found(text: str) -> list[tuple[str, str]]:
         ("password is the dog's name then the year we moved in, so biscuit2016", "password", "biscuit2016"),
         ("Mum your phone pin is 1 9 5 4", "PIN", "1 9 5 4"),
         ("school gate keypad 1066 then the green button", "PIN", "1066"),
+        ("its all one word lowercase: bananabread", "password", "bananabread"),
+        ("do you think 'ilovemydog' is too easy?", "password", "ilovemydog"),
+        ("the new one is Otter-Lagoon-Pebble", "password", "Otter-Lagoon-Pebble"),
+        ("Router: Virgin Media Hub. Key: ghtR7kwpXq2m", "password", "ghtR7kwpXq2m"),
+        ("j'ai mis chaton2018 comme mot de passe sur l'ordi de papa", "password", "chaton2018"),
+        ("Mum your phone unlock is 1 9 5 4", "PIN", "1 9 5 4"),
+        ("safe combination in the back office is 36-24-12", "PIN", "36-24-12"),
+        ("parking gate keypad at the new office: 1966, ask reception", "PIN", "1966"),
+        ("le digicode de l'immeuble c'est le 7391, puis porte B", "PIN", "7391"),
+        ("Tresorcode im B\u00fcro: 558031", "PIN", "558031"),
+        ("Sent you the pdf, it's locked with Orwell1984", "password", "Orwell1984"),
+        ("the admin panel login changed: it's now G7!mountain!G7", "password", "G7!mountain!G7"),
+        ("work laptop: Brambleberry!2 (don't tell IT)", "password", "Brambleberry!2"),
+        ("the library password is my late dog's name and the year, Biscuit1998", "password", "Biscuit1998"),
+        ("the code word for the alarm company is 'pineapple'", "password", "pineapple"),
     ],
 )  # fmt: skip
 def test_each_kind_is_recognised_in_the_words_people_use(text: str, kind: str, value: str) -> None:
@@ -135,6 +150,10 @@ def test_each_kind_is_recognised_in_the_words_people_use(text: str, kind: str, v
         "it's Route66 all the way, it's covid19 again",
         "the keypad 2000 series is great; the gate is 214 at terminal 5; the locker is 214",
         "ratio 16 / 9, sizes: S / M / L, London / Paris2024 trip",
+        "the game is too easy, Python3 is too slow, his plan is weak; all lowercase please, it's one name",
+        "Melanie: Thanks! That's amazing, someone's dog ran off",
+        "Order number: A12345 shipped; Meeting room: B2-04; Model: XPS-13-9310; it's now 5pm",
+        "Usuario: lmartinez78, the pdf is locked with a password, the note in the drawer is 2 pages",
     ],
 )
 def test_look_alikes_are_not_secrets(text: str) -> None:

@@ -31,8 +31,9 @@ _FILLERS: Final = frozenset(
     "literally still just actually basically probably now simply currently officially always again also changed"
     " set updated reset to be ? it".split()
 )
+_ARTICLES: Final = frozenset("le la el der die das".split())  # "c'est le 7391": the value comes after
 _PREPOSITIONS: Final = frozenset(
-    "for to of on at by de du des f\u00fcr von vom para voor van per di del da do pour".split()
+    "for to of on in at by de du des f\u00fcr von vom para voor van per di del da do pour".split()
 )
 _CHANGED = re.compile(r"(?i)\b(?:chang|set|reset|updat|switch|mak|turn)\w*\s+(?:\S+\s+){0,3}$")
 _UNITS: Final = frozenset(
@@ -102,7 +103,7 @@ class Announced(Gated):
             word, begin = _clean(token, start)
             if said:
                 found = self._value_at(text, tokens, i, word, begin, token[:1] in _QUOTES)
-                if found is not None or word.lower() not in _FILLERS:
+                if found is not None or (word.lower() not in _FILLERS and word.lower() not in _ARTICLES):
                     return found
                 continue
             step = self._step(tokens, i, lead, word, token, in_object, changed)
@@ -140,9 +141,14 @@ class Announced(Gated):
                 return begin, begin + len(word)
             if token.rstrip(")]}\"'").endswith((".", "!", "?", ";")):
                 return None  # the sentence ended
-            if token.endswith(",") and not (i + 1 < len(tokens) and tokens[i + 1][0].lower() in _THEN):
+            if token.endswith(",") and not (i + 1 < len(tokens) and self._then(tokens[i + 1][0])):
                 return None  # the clause ended, unless the next gives the value: "the dog's name and year, so X"
         return None
+
+    def _then(self, token: str) -> bool:
+        """After a comma, what goes on with the value: "so X", or the value itself ("..., Biscuit1998")."""
+        word = _clean(token, 0)[0].rstrip(".,;:!?")
+        return token.lower() in _THEN or (self._nearby is not None and bool(word) and self._nearby(word))
 
     def _value_at(
         self, text: str, tokens: list[tuple[str, int]], i: int, word: str, begin: int, quoted: bool
@@ -237,12 +243,12 @@ class _Wifi(Gated):
 
     def find(self, text: str) -> Iterator[SecretSpan]:
         for span in self._announced.find(text):
-            named = _NETWORK.search(text, max(0, span.start - 24), span.start) is not None
+            named = _NETWORK.search(text, 0, span.start) is not None
             if not named and _PASSWORD_LATER.search(text, span.end) is None:
                 yield span
 
 
-_NETWORK = re.compile(r"(?i)\b(?:name|network|ssid|called|named)\b")
+_NETWORK = re.compile(r"(?i)\b(?:wi-?fi|wlan)(?:'s)?\s+(?:network\s+)?(?:name|network|ssid|is\s+called|is\s+named)\b")
 _PASSWORD_LATER = re.compile(r"(?i)\b(?:password|passwort|pass|pw|pwd|key|passphrase)\b")
 
 
@@ -291,7 +297,8 @@ def _pin_nearby(value: str) -> bool:
 _PASSWORD_NAMES = (
     r"password|passwd|passphrase|pass ?word|pwd|pw|p/w|pword|passw|pasword|passwrod|passowrd|pssword|paswd"
     r"|passwort|kennwort|contrase(?:\u00f1|n)a|mot de passe|mdp|senha|wachtwoord|has(?:\u0142|l)o|parola d'ordine"
-    r"|wi-?fi (?:key|pass)|security answer|secret answer|memorable (?:word|information)|secret word"
+    r"|wi-?fi (?:key|pass)|security answer|secret answer|memorable (?:word|information)|secret word|code ?word"
+    r"|safe ?word"
     r"|l(?:\u00f6|o)senord(?:et)?|adgangskode(?:n)?|salasana|heslo|jelsz(?:\u00f3|o)|(?:\u015f|s)ifre(?:m)?|kata sandi"
     r"|m\u1eadt kh\u1ea9u|\u043f\u0430\u0440\u043e\u043b\u044c|\u5bc6\u7801|\u5bc6\u78bc|\u30d1\u30b9\u30ef\u30fc\u30c9"
     r"|\ube44\ubc00\ubc88\ud638|\u092a\u093e\u0938\u0935\u0930\u094d\u0921"
@@ -305,12 +312,15 @@ _OTHER_CODES = "".join(
     " exit return http response colour color".split()
 )
 _PIN_NAMES = (
-    r"pin(?:\s?(?:code|number|no\.?|#))?|passcode|pass code|puk(?: code)?|cvv2?|cvc2?|csc|otp|one[- ]time (?:code|pin)"
+    r"unlock(?=\s+(?:is|was)\s)"
+    r"|pin(?:\s?(?:code|number|no\.?|#))?|passcode|pass code|puk(?: code)?|cvv2?|cvc2?|csc|otp|one[- ]time (?:code|pin)"
     r"|verification code|security code|2fa code|backup code|access code|entry code|unlock code|combination|combo"
     r"|keycode|key code|lockbox(?: code)?|buzzer code|intercom code|pincode|pin-code|c(?:\u00f3|o)digo|codice|kod"
+    r"|digicode|tresorcode|t\u00fcrcode|torcode|alarmcode|zahlencode"
     r"|\u043a\u043e\u0434|\u6697\u8a3c\u756a\u53f7"
     r"|(?:door|gate|alarm|garage|lock|safe|locker|keypad|building|house|apartment|padlock)\s(?:code|combo|combination|pin)"
-    r"|(?:alarm|safe|lockbox|keypad|gate|garage|door|locker|lock|padlock|key\s?box)(?=\s*[:\u2013\u2014-]\s)"
+    r"|(?:alarm|safe|lockbox|keypad|gate|garage|door|locker|lock|padlock|key\s?box)"
+    r"(?=\s*[:\u2013\u2014-]\s|\s+(?:at|in|on|of|for)\s+[^.:;\n]{1,40}:\s)"
     r"|(?:alarm|safe|lockbox|keypad|lock|padlock|key\s?box)"
     r"(?=\s+(?:is|was)\s+(?:\d|(?:zero|one|two|three|four|five|six|seven|eight|nine)\b))"
     r"|(?:keypad|lockbox|padlock|key\s?box)(?=\s+\d{3,8}(?:\s+then\b|\s*[,.;)!]|\s*$))"
@@ -425,13 +435,13 @@ _USED = re.compile(
     r"|unlock(?:s|ed|ing)?(?:\s+[\w']+){0,4}?\s+with|opens?\s+with|opened\s+with|use[sd]?|using|typed?(?:\s+in)?"
     r"|types|typing|enter(?:ed|s|ing)?|punch(?:ed)?\s+in|key\s+in|try|tried|chose|choose|picked?|went\s+with"
     r"|go\s+with|(?:set|changed?|switched|reset)\s+(?:it|that|this|them|mine|everything)\s+to|switched\s+to"
-    r"|wants|(?:jotted|wrote|written)\s+(?:it\s+)?(?:down\s+)?as|(?:it'?s|it\u2019s|its|is)\s+just"
+    r"|wants|(?:locked|protected|secured|encrypted)\s+with|(?:jotted|wrote|written)\s+(?:it\s+)?(?:down\s+)?as|(?:it'?s|it\u2019s|its|is)\s+just"
     r"|everything\s+is|mit|usa|utilise|utilisez|benutze|nutze)\s+(?=\S)"
 )
 # what a text must speak of for a value that could be a name ("sunflower2019") to be taken as a password
 _CREDENTIAL = re.compile(
     r"(?i)\b(?:log(?:ged|ging|s)?\s*(?:back\s+)?in|login|sign(?:ed)?\s*in|unlock\w*|account|wi-?fi|vpn|creds"
-    r"|credentials|hacked|breach|caps\s*lock|no\s+caps|capitals?|lowercase|upper\s*case"
+    r"|credentials|hacked|breach|caps\s*lock|no\s+caps|capitals?|lowercase|upper\s*case|locked|protected|encrypted"
     r"|entrar|anmelden|melde|connexion|connecter|pass\w*|pw|pwd|mot de passe|contrase\w+|kennwort)\b"
 )
 # what a code opens: digits after "opens with", "wants", "punch in" are a code only where one of these is named
@@ -458,7 +468,8 @@ class _Used(Gated):
 
     hints = (" / ", "-", ":", "\u2013", "\u2014", "with", "use", "using", "typ", "enter", "punch", "key in", "try",
              "tried", "chose", "choose", "pick", " to ", "wants", " as ", "just", "everything", "mit ", "usa ",
-             "utilis", "nutze", "it", " is ", "user")  # fmt: skip
+             "utilis", "nutze", "it", " is ", "user", "'s", "\u2019s", "was", "seems", "looks", "case", "caps",
+             "spaces", "word", "capital", "zero")  # fmt: skip
 
     def find(self, text: str) -> Iterator[SecretSpan]:
         said = _Said(text)
@@ -468,8 +479,22 @@ class _Used(Gated):
                 yield span
         for cue in itertools.islice(_IT_IS.finditer(text), _MAX_NAMES):  # "no wait, it's Tangerine!9"
             word, begin = _word_at(text, cue.end())
-            if _password_shaped(word, said):
+            if (
+                _password_shaped(word, said)
+                or _PASSPHRASE.fullmatch(word)
+                or (said.form() and checks.password_like(word) and word.isalnum())
+            ):
                 yield SecretSpan(begin, begin + len(word), "password")
+        if said.form():  # "all lowercase: bananabread", "its horsebatterystaple no spaces"
+            for cue in itertools.islice(_FORM_THEN.finditer(text), _MAX_NAMES):
+                word, begin = _word_at(text, cue.end())
+                if checks.password_like(word) and not _AS_NAME.match(text, begin + len(word)):
+                    yield SecretSpan(begin, begin + len(word), "password")
+        for judged in itertools.islice(_JUDGED.finditer(text), _MAX_NAMES):  # "'ilovemydog' is too easy"
+            value = judged.group(1) or judged.group(2)
+            start = judged.start(1) if judged.group(1) else judged.start(2)
+            if (judged.group(1) and checks.password_like(value)) or _password_shaped(value, said):
+                yield SecretSpan(start, start + len(value), "password")
         yield from self._listed(text, said)
 
     @staticmethod
@@ -481,15 +506,21 @@ class _Used(Gated):
         sure = False
         for cue in itertools.islice(itertools.chain(_PAIR.finditer(text), _LABEL.finditer(text)), _MAX_NAMES):
             word, begin = _word_at(text, cue.end())
+            keyed = cue.re is _LABEL and _KEY_LABEL.match(text, cue.start()) is not None  # "Key: ghtR7kwpXq2m"
             account = cue.re is _PAIR and (
                 cue.group(1).lower() in _ACCOUNTS or _LABELLED.search(text, 0, cue.start()) is not None
             )
-            if _password_shaped(word, said) or (account and checks.password_strong(word)):
+            if _password_shaped(word, said) or ((account or keyed) and checks.password_strong(word)):
                 sure = True
                 yield SecretSpan(begin, begin + len(word), "password")
             elif account and cue.group(1).lower() in _ACCOUNTS and checks.password_like(word) and word.isalnum():
                 yield SecretSpan(begin, begin + len(word), "password")
-            elif checks.password_strong(word) and not word.isupper() and not _VERSION.search(word):
+            elif (
+                checks.password_strong(word)
+                and not word.isupper()
+                and not _VERSION.search(word)
+                and not text.startswith(" / ", begin + len(word))  # "eBay - rossy57 / tackleb0x": a user name
+            ):
                 held.append((begin, word))
         if sure:
             for begin, word in held:
@@ -521,8 +552,23 @@ class _Used(Gated):
         return SecretSpan(begin, end, "password") if _password_shaped(word, said) else None
 
 
+# how a password's form is described when it is dictated: a plain word near such words is the password
+_FORM = re.compile(
+    r"(?i)\b(?:all\s+(?:lower\s*case|lowercase|caps|upper\s*case|numbers|one\s+word)|lower\s*case|no\s+caps"
+    r"|no\s+spaces|with\s+(?:the\s+)?spaces|one\s+word|capital\s+[A-Za-z]\b|zeros?\s+not|case[\s-]sensitive)"
+)
+_FORM_THEN = re.compile(_FORM.pattern + r"\s*:\s*(?=\S)")
+# "Otter-Lagoon-Pebble": three capitalised words joined by hyphens, a passphrase's shape
+_PASSPHRASE = re.compile(r"[A-Z][a-z]{2,}(?:-[A-Z][a-z]{2,}){2,5}")
+# a value judged as a password is: "'ilovemydog' is too easy", "Fluffy123 is weak"
+_JUDGED = re.compile(
+    "(?:[\"\u201c\u2018']([^\"'\n\u201d\u2019]{3,64})[\"'\u201d\u2019]|(?<!\\S)([^\\s\"'\u201c\u201d]{6,64}))"
+    r"\s+(?:is|was|'s|seems|looks)\s+(?:(?:too|a|not|very|really|pretty|quite|so)\s+){0,2}"
+    r"(?:easy|weak|strong|secure|insecure|guessable|hackable|crackable)\b"
+)
 # "user: bob_harlan / Qz7!vrT8", "admin / s3cr3t_Sauce": an account and its password, a slash between
 _PAIR = re.compile(r"(?<![\w/])([\w.@+-]{2,64})\s+/\s+(?=\S)")
+_KEY_LABEL = re.compile(r"(?i)\s*(?:key|wpa2?|psk|passkey|network\s+key|security\s+key|wifi\s+key)\s*[:\u2013\u2014-]")
 # the accounts a device or a database comes with: "admin / printmaster" gives a password even if it is a word
 _ACCOUNTS: Final = frozenset("admin administrator root user guest pi sa postgres test operator sysadmin".split())
 # "Steam: xXdarkwolfXx / wolfpack1337": a labelled line holds an account and its password
@@ -533,14 +579,15 @@ _USER_THEN_PASSWORD = re.compile(
 )
 # "no wait, it's sunflower22", "current is Harbour2023": a value right after "it is" (kept only if shaped as one)
 _IT_IS = re.compile(
-    r"(?i)(?<![\w'])(?:it'?s|it\u2019s|its|it\s+is|current(?:ly)?(?:\s+one)?\s+is|(?:new|old)\s+one\s+is"
-    r"|now\s+it'?s)\s+(?=\S)"
+    r"(?i)(?<![\w'])(?:it'?s\s+now|it\u2019s\s+now|now\s+it'?s|it'?s|it\u2019s|its|it\s+is"
+    r"|current(?:ly)?(?:\s+one)?\s+is|(?:new|old)\s+one\s+is)\s+(?=\S)"
 )
 # "amazon - Tr33house!", "xbox: KillerQueen_77": an account named at the start of a line or a clause, then its password
 _LABEL = re.compile(
     r"(?:^|(?<=[\n,;(])|(?<=\.\s))\s*"
-    r"(?!(?i:user|username|login|account|acct|email|e-mail|id|name|handle|gamertag|network|ssid|wi-?fi|wlan)\b)"
-    r"[A-Za-z][\w.]{1,24}\s*(?:-|:|\u2013|\u2014)\s+(?=\S)"
+    r"(?!(?i:user|username|login|account|acct|email|e-mail|id|name|handle|gamertag|network|ssid|wi-?fi|wlan|usuario"
+    r"|utilisateur|identifiant|benutzer|benutzername|utente|gebruiker|usu\u00e1rio)\b)"
+    r"[A-Za-z][\w.]{1,24}(?:\s[A-Za-z][\w.]{1,24}){0,2}\s*(?:-|:|\u2013|\u2014)\s+(?=\S)"
 )
 
 
@@ -551,11 +598,17 @@ class _Said:
         self._text = text
         self._credential: bool | None = None
         self._lock: bool | None = None
+        self._form: bool | None = None
 
     def credential(self) -> bool:
         if self._credential is None:
             self._credential = _CREDENTIAL.search(self._text) is not None
         return self._credential
+
+    def form(self) -> bool:
+        if self._form is None:
+            self._form = _FORM.search(self._text) is not None
+        return self._form
 
     def lock(self) -> bool:
         if self._lock is None:
@@ -603,6 +656,7 @@ ANNOUNCED: Final[tuple[Gated, ...]] = (
         _pin,
         nearby=_pin_nearby,
         hints="pin|code|cvv|cvc|csc|otp|puk|combo|combination|alarm|safe|lockbox|keypad|gate|garage|door|locker|lock"
+        "|unlock|digicode|tresor|rcode|torcode|zahlencode"
         "|key box|keybox"
         "|digo|codice|kod|\u043a\u043e\u0434|\u6697\u8a3c\u756a\u53f7",
         words=True,
@@ -614,7 +668,8 @@ ANNOUNCED: Final[tuple[Gated, ...]] = (
         _strong,
         nearby=_strong,
         before=True,
-        hints="pass|pw|p/w|pword|pasw|pssw|wifi|wi-fi|kennwort|contrase|mot de passe|mdp|senha|wachtwoord|has"
+        hints="pass|pw|p/w|pword|pasw|pssw|wifi|wi-fi|codeword|code word|safeword|safe word"
+        "|kennwort|contrase|mot de passe|mdp|senha|wachtwoord|has"
         "|parola|answer|memorable|secret word|senord|adgangskode|salasana|heslo|jelsz|ifre|kata sandi|kh\u1ea9u"
         "|\u043f\u0430\u0440\u043e\u043b\u044c|\u5bc6\u7801|\u5bc6\u78bc|\u30d1\u30b9\u30ef\u30fc\u30c9"
         "|\ube44\ubc00\ubc88\ud638|\u092a\u093e\u0938\u0935\u0930\u094d\u0921",

@@ -161,7 +161,7 @@ _DATE_LIKE = re.compile(r"^\d{1,4}[-/.:]\d{1,2}(?:[-/.:]\d{1,4})?$|^[$\u20ac\u00
 def password_strong(value: str) -> bool:
     """A value that cannot be a word: letters with digits or symbols, not a link, an address, a date or an amount."""
     has_alpha = any(c.isalpha() for c in value)
-    other = any(not c.isalpha() for c in value)
+    other = any(not c.isalpha() and c not in "'\u2019" for c in value)  # "l'ordi", "someone's" are words
     if len(value) < 6 or not (has_alpha and other) or not password_like(value) or _DATE_LIKE.match(value):
         return False
     return not (
