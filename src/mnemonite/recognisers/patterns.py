@@ -90,7 +90,7 @@ _PASSWORDS: Final = (
             r"(?:my|the|our|his|her|their|your)\s+(?:[\w-]+\s+){0,2}(?:password|pw|pwd|passphrase|passcode))\b",
             "password", hints="pass|pw"),
     pattern("password", r"(?i:\b(?:log ?in|sign ?in|logon|unlock it|get in)\s+with\s+)[\"'`\u201c]?"
-            r"(?P<value>[^\s\"'`\u201d]{6,64})", "strong password", hints="log|sign|unlock|get in"),
+            r"(?P<value>[^\s\"'`\u201d]{5,63}[^\s\"'`\u201d.,;:])", "strong password", hints="log|sign|unlock|get in"),
     pattern("password", r"(?i:\b(?:pass ?phrase|recovery phrase|seed phrase|secret phrase|mnemonic)\b[\"']?\s*"
             r"(?:is|was|:|=)?\s*[:=]?\s*)[\"'`\u201c]?(?P<value>[A-Za-z]+(?: (?!(?i:and|or|but|so|because|which|that"
             r"|i|we)\b)[A-Za-z]+){2,23})", "passphrase",
