@@ -5,10 +5,10 @@
     python bench/secret_recognition.py --latency          # also write-path p95: this tree against the code before
     python bench/secret_recognition.py --latency --baseline REF   # ... against the package at another git ref
 
-Sixteen sets, each line a chat text and the spans a careful reader marks: the secret kinds (card
+Eighteen sets, each line a chat text and the spans a careful reader marks: the secret kinds (card
 number, IBAN, API key, private key, password, PIN, government id) and the personal ones (e-mail
-address, phone number). ``secrets.jsonl`` to ``secrets9.jsonl`` were each written by a reader who had
-not seen the recognisers and are only measured; ``secrets_dev.jsonl`` to ``secrets_dev7.jsonl`` were
+address, phone number). ``secrets.jsonl`` to ``secrets10.jsonl`` were each written by a reader who had
+not seen the recognisers and are only measured; ``secrets_dev.jsonl`` to ``secrets_dev8.jsonl`` were
 written for tuning and tuned on.
 The order in which they were written, tuned on and measured is in ``bench/README.md``.
 
@@ -49,6 +49,7 @@ SETS = (
     "secrets_dev5.jsonl",
     "secrets_dev6.jsonl",
     "secrets_dev7.jsonl",
+    "secrets_dev8.jsonl",
     "secrets.jsonl",
     "secrets2.jsonl",
     "secrets3.jsonl",
@@ -58,6 +59,7 @@ SETS = (
     "secrets7.jsonl",
     "secrets8.jsonl",
     "secrets9.jsonl",
+    "secrets10.jsonl",
 )
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo" / "locomo-dev.json"
 BEFORE = "66cb2a8"  # the code before recognition landed
