@@ -472,11 +472,39 @@ class _Used(Gated):
              "spaces", "word", "capital", "zero")  # fmt: skip
 
     def find(self, text: str) -> Iterator[SecretSpan]:
-        said = _Said(text)
+        # Each reading runs only where its value can be: most texts hold none (a write pays for every reading)
+        said, lowered = _Said(text), text.lower()
+        candidate = _CANDIDATE.search(text) is not None  # a digit, an opening quote, a symbol inside a word
+        formed = any(word in lowered for word in _FORM_HINTS) and said.form()
+        if candidate:
+            yield from self._used(text, said)
+        if candidate or formed:
+            yield from self._it_is(text, said)
+        if formed:
+            yield from _after_cues(text, _FORM_THEN)  # "all lowercase: bananabread"
+        if any(word in lowered for word in _JUDGED_HINTS):
+            yield from self._judged(text, said)
+        if candidate or " / " in text:
+            yield from self._listed(text, said)
+        if "user" in lowered and ("pass" in lowered or "pw" in lowered):
+            yield from _after_cues(text, _USER_THEN_PASSWORD)  # "username EmmaCraft08 password diamondsword"
+
+    def _used(self, text: str, said: _Said) -> Iterator[SecretSpan]:
         for cue in itertools.islice(_USED.finditer(text), _MAX_NAMES):
             span = self._value(text, cue.end(), said)
             if span is not None:
                 yield span
+
+    @staticmethod
+    def _judged(text: str, said: _Said) -> Iterator[SecretSpan]:
+        for judged in itertools.islice(_JUDGED.finditer(text), _MAX_NAMES):  # "'ilovemydog' is too easy"
+            value = judged.group(1) or judged.group(2)
+            start = judged.start(1) if judged.group(1) else judged.start(2)
+            if (judged.group(1) and checks.password_like(value)) or _password_shaped(value, said):
+                yield SecretSpan(start, start + len(value), "password")
+
+    @staticmethod
+    def _it_is(text: str, said: _Said) -> Iterator[SecretSpan]:
         for cue in itertools.islice(_IT_IS.finditer(text), _MAX_NAMES):  # "no wait, it's Tangerine!9"
             word, begin = _word_at(text, cue.end())
             if (
@@ -485,17 +513,6 @@ class _Used(Gated):
                 or (said.form() and checks.password_like(word) and word.isalnum())
             ):
                 yield SecretSpan(begin, begin + len(word), "password")
-        if said.form():  # "all lowercase: bananabread", "its horsebatterystaple no spaces"
-            for cue in itertools.islice(_FORM_THEN.finditer(text), _MAX_NAMES):
-                word, begin = _word_at(text, cue.end())
-                if checks.password_like(word) and not _AS_NAME.match(text, begin + len(word)):
-                    yield SecretSpan(begin, begin + len(word), "password")
-        for judged in itertools.islice(_JUDGED.finditer(text), _MAX_NAMES):  # "'ilovemydog' is too easy"
-            value = judged.group(1) or judged.group(2)
-            start = judged.start(1) if judged.group(1) else judged.start(2)
-            if (judged.group(1) and checks.password_like(value)) or _password_shaped(value, said):
-                yield SecretSpan(start, start + len(value), "password")
-        yield from self._listed(text, said)
 
     @staticmethod
     def _listed(text: str, said: _Said) -> Iterator[SecretSpan]:
@@ -525,10 +542,6 @@ class _Used(Gated):
         if sure:
             for begin, word in held:
                 yield SecretSpan(begin, begin + len(word), "password")
-        for match in itertools.islice(_USER_THEN_PASSWORD.finditer(text), _MAX_NAMES):
-            word, begin = _word_at(text, match.end())
-            if checks.password_like(word) and not _AS_NAME.match(text, begin + len(word)):
-                yield SecretSpan(begin, begin + len(word), "password")
 
     @staticmethod
     def _value(text: str, at: int, said: _Said) -> SecretSpan | None:
@@ -552,6 +565,10 @@ class _Used(Gated):
         return SecretSpan(begin, end, "password") if _password_shaped(word, said) else None
 
 
+# what a value read without a word naming it holds: a digit, an opening quote, a symbol inside a word
+_CANDIDATE = re.compile("\\d|(?<!\\w)[\"'\u201c\u2018]\\w|\\w[!#$%&*?+=^~@_-]\\w")
+_FORM_HINTS: Final = ("case", "caps", "spaces", "word", "capital", "zero", "numbers", "sensitive")
+_JUDGED_HINTS: Final = ("easy", "weak", "strong", "secure", "guessable", "hackable", "crackable")
 # how a password's form is described when it is dictated: a plain word near such words is the password
 _FORM = re.compile(
     r"(?i)\b(?:all\s+(?:lower\s*case|lowercase|caps|upper\s*case|numbers|one\s+word)|lower\s*case|no\s+caps"
@@ -640,6 +657,14 @@ def _password_shaped(word: str, said: _Said) -> bool:
     if not (digits and any(c.isalpha() for c in core)) and not inner:
         return False
     return (digits and symbols) or inner or said.credential()
+
+
+def _after_cues(text: str, cues: re.Pattern[str]) -> Iterator[SecretSpan]:
+    """The password right after each cue: any value but a word that describes one or names an account."""
+    for cue in itertools.islice(cues.finditer(text), _MAX_NAMES):
+        word, begin = _word_at(text, cue.end())
+        if checks.password_like(word) and not _AS_NAME.match(text, begin + len(word)):
+            yield SecretSpan(begin, begin + len(word), "password")
 
 
 def _unit_next(text: str, at: int) -> bool:
